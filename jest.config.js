@@ -1,0 +1,37 @@
+// Two projects: unit specs beside the code, integration tests under test/ (real Postgres,
+// the Kafka mock cluster over TCP, the sandbox over HTTP).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2023',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+    },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+const common = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      setupFiles: ['reflect-metadata'],
+    },
+  ],
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,7 @@
+/**
+ * Every migration, oldest first. Listed explicitly rather than found by a glob so that the
+ * same list works from tsc output, under jest, and in the TypeORM CLI.
+ */
+import { InitialSchema1763773200000 } from './1763773200000-InitialSchema.js';
+
+export const MIGRATIONS = [InitialSchema1763773200000];

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Makes this machine ready to run payflow-bridge's tests and demo: the Node packages,
+# librdkafka (its mock cluster stands in for Kafka), and a running Postgres. Idempotent and
+# quiet when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! ldconfig -p 2>/dev/null | grep -q 'librdkafka\.so\.1'; then
+  echo "ensure-env: installing librdkafka1 (Kafka mock cluster for tests and the demo)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq librdkafka1 >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq librdkafka1 >/dev/null
+  fi
+fi
+
+pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
+if command -v pg_isready >/dev/null && ! pg_ready; then
+  echo "ensure-env: starting Postgres"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start || true
+  for _ in $(seq 1 30); do pg_ready && break; sleep 1; done
+fi
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "ensure-env: installing Node packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

@@ -1,0 +1,73 @@
+import { describe, expect, it } from '@jest/globals';
+import { loadConfig } from './app-config.js';
+
+const required = {
+  PAYFLOW_BASE_URL: 'http://127.0.0.1:4010',
+  PAYFLOW_PARTNER_BASE_URL: 'http://127.0.0.1:4010/partner',
+  PAYFLOW_CLIENT_ID: 'sandbox-client',
+  PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
+  WEBHOOK_PUBLIC_BASE_URL: 'https://bridge.example.com/',
+};
+
+describe('loadConfig', () => {
+  it('applies the contract defaults', () => {
+    const config = loadConfig(required);
+    expect(config.DATABASE_URL).toBe('postgres://postgres@127.0.0.1:5432/payflow_bridge');
+    expect(config.KAFKA_BROKERS).toEqual(['127.0.0.1:9092']);
+    expect(config.KAFKA_GROUP_ID).toBe('payflow-bridge');
+    expect(config.TOPIC_ORDERS).toBe('erp.orders.v1');
+    expect(config.TOPIC_PAYMENT_STATUS).toBe('payflow.payment-status.v1');
+    expect(config.TOPIC_SETTLEMENTS).toBe('payflow.settlements.v1');
+    expect(config.HTTP_PORT).toBe(3000);
+    expect(config.SETTLEMENT_CRON).toBe('0 30 2 * * *');
+    expect(config.SETTLEMENT_TIMEZONE).toBe('Europe/Oslo');
+    expect(config.DB_MIGRATE).toBe(true);
+    expect(config.MAX_IN_FLIGHT).toBe(256);
+    expect(config.WEBHOOK_PUBLIC_BASE_URL).toBe('https://bridge.example.com');
+  });
+
+  it('names the missing variable in one line', () => {
+    const { PAYFLOW_CLIENT_ID: _omitted, ...rest } = required;
+    expect(() => loadConfig(rest)).toThrow('Invalid configuration: PAYFLOW_CLIENT_ID is required');
+  });
+
+  it('refuses a plain-http webhook base URL', () => {
+    expect(() =>
+      loadConfig({ ...required, WEBHOOK_PUBLIC_BASE_URL: 'http://bridge.example.com' }),
+    ).toThrow(/WEBHOOK_PUBLIC_BASE_URL must be an https:\/\/ URL/);
+  });
+
+  it('parses lists, durations and booleans, and refuses bad ones', () => {
+    const config = loadConfig({
+      ...required,
+      KAFKA_BROKERS: 'a:9092, b:9093',
+      RETRY_MAX_DURATION: '5m',
+      DB_MIGRATE: 'false',
+    });
+    expect(config.KAFKA_BROKERS).toEqual(['a:9092', 'b:9093']);
+    expect(config.RETRY_MAX_DURATION).toBe(300_000);
+    expect(config.DB_MIGRATE).toBe(false);
+    expect(() => loadConfig({ ...required, KAFKA_BROKERS: 'nohost' })).toThrow(/KAFKA_BROKERS/);
+    expect(() => loadConfig({ ...required, HTTP_PORT: 'eighty' })).toThrow(/HTTP_PORT/);
+    expect(() => loadConfig({ ...required, RETRY_MAX_DURATION: 'soon' })).toThrow(
+      /RETRY_MAX_DURATION/,
+    );
+  });
+
+  it('never echoes a secret value', () => {
+    const secret = 'super-secret-value';
+    try {
+      loadConfig({ ...required, PAYFLOW_CLIENT_SECRET: secret, DATABASE_URL: `mysql://${secret}` });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(String(error)).toMatch(/DATABASE_URL/);
+      expect(String(error)).not.toContain(secret);
+    }
+  });
+
+  it('wants TLS files in pairs', () => {
+    expect(() => loadConfig({ ...required, TLS_CERT_FILE: '/tmp/cert.pem' })).toThrow(
+      /TLS_KEY_FILE/,
+    );
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The worker's configuration: read from the environment once, at boot, into a typed object.
+ * Nothing else in the program reads process.env. A bad value stops start-up with one line
+ * that names the variable and what is wrong, and never echoes a secret's value.
+ */
+import { z } from 'zod';
+import { ValidationError } from '../common/app-error.js';
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const httpUrl = z
+  .string()
+  .url({ message: 'must be an absolute URL' })
+  .refine((value) => /^https?:\/\//.test(value), { message: 'must be an http(s) URL' })
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const positiveInt = z.coerce.number().int().positive();
+
+/** Durations are milliseconds, or a number with a unit: 500ms, 30s, 5m, 1h. */
+const duration = z.string().transform((value, ctx) => {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(value.trim());
+  if (!match) {
+    ctx.addIssue({ code: 'custom', message: 'must be a duration such as 500ms, 30s, 5m or 1h' });
+    return z.NEVER;
+  }
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms'] ?? 1;
+  return Number(match[1]) * factor;
+});
+
+export const envSchema = z.object({
+  NODE_ENV: z.string().default('production'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
+    .default('postgres://postgres@127.0.0.1:5432/payflow_bridge'),
+  DB_MIGRATE: boolean.default(true),
+  DB_POOL_SIZE: positiveInt.default(20),
+
+  KAFKA_BROKERS: z
+    .string()
+    .default('127.0.0.1:9092')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((broker) => broker.trim())
+        .filter(Boolean),
+    )
+    .refine((brokers) => brokers.length > 0 && brokers.every((b) => /^[^:\s]+:\d+$/.test(b)), {
+      message: 'must be a comma-separated list of host:port',
+    }),
+  KAFKA_CLIENT_ID: z.string().min(1).default('payflow-bridge'),
+  KAFKA_GROUP_ID: z.string().min(1).default('payflow-bridge'),
+  TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),
+  TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
+  TOPIC_SETTLEMENTS: z.string().min(1).default('payflow.settlements.v1'),
+  MAX_IN_FLIGHT: positiveInt.default(256),
+  RETRY_MAX_ATTEMPTS: positiveInt.default(10),
+  RETRY_MAX_DURATION: duration.default(15 * 60_000),
+
+  PAYFLOW_BASE_URL: httpUrl,
+  PAYFLOW_PARTNER_BASE_URL: httpUrl,
+  PAYFLOW_TOKEN_URL: httpUrl.optional(),
+  PAYFLOW_CLIENT_ID: z.string().min(1, { message: 'is required' }),
+  PAYFLOW_CLIENT_SECRET: z.string().min(1, { message: 'is required' }),
+  PAYFLOW_CONNECT_TIMEOUT: duration.default(5_000),
+  PAYFLOW_REQUEST_TIMEOUT: duration.default(30_000),
+  PAYFLOW_MAX_CONNECTIONS: positiveInt.default(64),
+
+  WEBHOOK_PUBLIC_BASE_URL: httpUrl.refine((value) => value.startsWith('https://'), {
+    message: 'must be an https:// URL (Payflow never calls plain http)',
+  }),
+  HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HTTP_HOST: z.string().default('0.0.0.0'),
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
+
+  SETTLEMENT_CRON: z.string().min(1).default('0 30 2 * * *'),
+  SETTLEMENT_TIMEZONE: z.string().min(1).default('Europe/Oslo'),
+});
+
+export type AppConfig = z.output<typeof envSchema>;
+
+export class ConfigError extends ValidationError {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super('CONFIG.INVALID', `Invalid configuration: ${variable} ${problem}`, {
+      metadata: { variable },
+    });
+  }
+}
+
+/** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
+  // Empty strings count as unset, the way shells and compose files usually mean them.
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const result = envSchema.safeParse(cleaned);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const variable = String(issue?.path[0] ?? 'environment');
+    const problem =
+      issue === undefined
+        ? 'is invalid'
+        : issue.code === 'invalid_type' && cleaned[variable] === undefined
+          ? 'is required'
+          : issue.message;
+    // zod's messages describe the rule, never the value, so no secret can leak through them.
+    throw new ConfigError(variable, problem);
+  }
+  const config = result.data;
+  if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {
+    throw new ConfigError(
+      config.TLS_CERT_FILE === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
+      'must be set together with its pair (TLS_CERT_FILE and TLS_KEY_FILE)',
+    );
+  }
+  return config;
+}
+
+const databaseEnvSchema = envSchema.pick({
+  DATABASE_URL: true,
+  DB_POOL_SIZE: true,
+  DB_MIGRATE: true,
+});
+export type DatabaseConfig = z.output<typeof databaseEnvSchema>;
+
+/** The database part alone, for tools that need nothing else (migrations, the TypeORM CLI). */
+export function loadDatabaseConfig(
+  env: Readonly<Record<string, string | undefined>>,
+): DatabaseConfig {
+  const result = databaseEnvSchema.safeParse(
+    Object.fromEntries(
+      Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+    ),
+  );
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? 'environment'), issue?.message ?? 'is invalid');
+  }
+  return result.data;
+}

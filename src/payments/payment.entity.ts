@@ -1,0 +1,66 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+import { minorUnitsTransformer } from '../database/minor-units.transformer.js';
+
+/** The Payflow payment of an order, with what payflow-bridge last knew of its state. */
+@Entity({ name: 'payments' })
+export class PaymentEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Index('payments_order_id_key', { unique: true })
+  @Column({ name: 'order_id', type: 'text' })
+  orderId!: string;
+
+  @Column({ name: 'organization_id', type: 'text', nullable: true })
+  organizationId!: string | null;
+
+  @Index('payments_payflow_id_key', { unique: true })
+  @Column({ name: 'payflow_id', type: 'text', nullable: true })
+  payflowId!: string | null;
+
+  /** creating, created, in_doubt, creation_failed. */
+  @Column({ type: 'text' })
+  state!: string;
+
+  /** Payflow's raw paymentStatus, kept as received. */
+  @Column({ name: 'provider_status', type: 'text', nullable: true })
+  providerStatus!: string | null;
+
+  /** pending, paid, failed, cancelled, unknown. */
+  @Column({ type: 'text', nullable: true })
+  status!: string | null;
+
+  @Column({ type: 'char', length: 3 })
+  currency!: string;
+
+  @Column({ name: 'total_gross_minor', type: 'bigint', transformer: minorUnitsTransformer })
+  totalGrossMinor!: number;
+
+  @Column({ name: 'total_net_minor', type: 'bigint', transformer: minorUnitsTransformer })
+  totalNetMinor!: number;
+
+  @Column({ name: 'payment_link', type: 'text', nullable: true })
+  paymentLink!: string | null;
+
+  /** Path token of this payment's webhook URLs; unguessable, bound to this payment. */
+  @Index('payments_webhook_token_key', { unique: true })
+  @Column({ name: 'webhook_token', type: 'text' })
+  webhookToken!: string;
+
+  /** SHA-256 of the per-payment api_key; the key itself is never stored. */
+  @Column({ name: 'api_key_hash', type: 'bytea' })
+  apiKeyHash!: Buffer;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+}
