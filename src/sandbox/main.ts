@@ -1,0 +1,63 @@
+/**
+ * `npm run sandbox`: the Payflow sandbox as a process. Environment: SANDBOX_PORT (4010),
+ * SANDBOX_HOST (127.0.0.1), SANDBOX_LATENCY_MS (0), SANDBOX_TOKEN_TTL_SECONDS (3600),
+ * SANDBOX_WEBHOOK_CA_FILE (extra CA for webhook HTTPS), SANDBOX_WEBHOOK_WHITELIST
+ * (comma-separated domains; default localhost,127.0.0.1), SANDBOX_LOG_LEVEL (info).
+ */
+import { readFile } from 'node:fs/promises';
+import { createLogger } from '../common/logger.js';
+import { parseSandboxEnv } from './sandbox.config.js';
+import { startSandbox } from './sandbox.server.js';
+
+async function main(): Promise<void> {
+  const parsed = parseSandboxEnv(process.env);
+  if (!parsed.ok) {
+    process.stderr.write(`${parsed.error}\n`);
+    process.exit(1);
+  }
+  const env = parsed.env;
+  let webhookCa: Buffer | undefined;
+  if (env.SANDBOX_WEBHOOK_CA_FILE !== undefined) {
+    try {
+      webhookCa = await readFile(env.SANDBOX_WEBHOOK_CA_FILE);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`Invalid SANDBOX_WEBHOOK_CA_FILE: cannot read it (${reason})\n`);
+      process.exit(1);
+    }
+  }
+  const logger = createLogger({ name: 'payflow-sandbox', level: env.SANDBOX_LOG_LEVEL });
+  const sandbox = await startSandbox({
+    port: env.SANDBOX_PORT,
+    host: env.SANDBOX_HOST,
+    latencyMs: env.SANDBOX_LATENCY_MS,
+    tokenTtlSeconds: env.SANDBOX_TOKEN_TTL_SECONDS,
+    logger,
+    ...(webhookCa ? { webhookCa } : {}),
+    ...(env.SANDBOX_WEBHOOK_WHITELIST ? { webhookWhitelist: env.SANDBOX_WEBHOOK_WHITELIST } : {}),
+  });
+  process.stdout.write(
+    `Payflow sandbox: group A ${sandbox.url} · group B ${sandbox.partnerUrl} · control ${sandbox.controlUrl}\n`,
+  );
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    sandbox.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'sandbox close failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `Payflow sandbox failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,99 @@
+/** Group B, the partner API, under /partner (so the token URL is /partner/auth/token). */
+import type { FastifyInstance } from 'fastify';
+import {
+  PAYFLOW_SCOPES,
+  manualPaidSchema,
+  printReceiptSchema,
+  resendSchema,
+  settlementQuerySchema,
+} from '../payflow/payflow.schemas.js';
+import { issueToken } from './auth.js';
+import { isoOf } from './clock.js';
+import { parseOr422 } from './errors.js';
+import { authedRoute, organizationRoute, payflowRoute, type SandboxContext } from './routing.js';
+import { settlementCsv } from './settlement-csv.js';
+
+export const PARTNER_PREFIX = '/partner';
+
+interface PaymentParams {
+  payment_id: string;
+}
+
+export function registerPartnerRoutes(app: FastifyInstance, context: SandboxContext): void {
+  const { state, partner } = context;
+  const { update, read } = PAYFLOW_SCOPES;
+  const p = PARTNER_PREFIX;
+
+  app.post(
+    `${p}/auth/token`,
+    payflowRoute(context, ({ request, reply, now }) => {
+      const token = issueToken(state, request, now, context.tokenTtlSeconds);
+      void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      return token;
+    }),
+  );
+
+  app.get(
+    `${p}/auth/ping`,
+    authedRoute(context, undefined, ({ client, token }) => ({
+      ok: true,
+      clientId: client.clientId,
+      scopes: [...token.scopes],
+      expiresAt: isoOf(token.expiresAt),
+    })),
+  );
+
+  app.get(
+    `${p}/auth/organizations`,
+    authedRoute(context, read, ({ client }) => ({
+      organizations: client.organizationIds.flatMap((id) => {
+        const organization = state.organizations.get(id);
+        return organization ? [{ id: organization.id, name: organization.name }] : [];
+      }),
+    })),
+  );
+
+  app.get(
+    `${p}/settlements/generate_csv`,
+    organizationRoute(context, read, ({ request, reply, organization }) => {
+      const query = parseOr422(settlementQuerySchema, request.query, 'query');
+      void reply
+        .type('text/csv; charset=utf-8')
+        .header(
+          'content-disposition',
+          `attachment; filename="settlements-${organization.id}-${query.from}-${query.to}.csv"`,
+        );
+      return settlementCsv(state.movements, organization.id, query.from, query.to);
+    }),
+  );
+
+  app.get(
+    `${p}/payment-methods`,
+    organizationRoute(context, read, () => ({ paymentMethods: state.paymentMethods })),
+  );
+
+  app.post(
+    `${p}/payment-methods/resend`,
+    organizationRoute(context, update, ({ request, organization, now }) =>
+      partner.resend(organization, parseOr422(resendSchema, request.body, 'body'), now),
+    ),
+  );
+
+  app.post(
+    `${p}/payments/:payment_id/receipts/terminal/print`,
+    organizationRoute(context, update, ({ request, organization }) => {
+      const body = parseOr422(printReceiptSchema, request.body ?? {}, 'body');
+      const { payment_id } = request.params as PaymentParams;
+      return partner.printReceipt(organization, payment_id, body.terminalId);
+    }),
+  );
+
+  app.post(
+    `${p}/payments/:payment_id/manual-paid`,
+    organizationRoute(context, update, ({ request, organization, now }) => {
+      const body = parseOr422(manualPaidSchema, request.body ?? {}, 'body');
+      const { payment_id } = request.params as PaymentParams;
+      return partner.manualPaid(organization, payment_id, body.note, now);
+    }),
+  );
+}

@@ -1,0 +1,123 @@
+/** Group A, the payment management API, at the sandbox's root. */
+import type { FastifyInstance } from 'fastify';
+import {
+  PAYFLOW_SCOPES,
+  createInstallmentSchema,
+  createPaymentSchema,
+  refundSchema,
+  updateInstallmentSchema,
+  uploadDocumentSchema,
+} from '../payflow/payflow.schemas.js';
+import { parseOr422 } from './errors.js';
+import { organizationRoute, type SandboxContext } from './routing.js';
+
+interface PaymentParams {
+  payflow_id: string;
+}
+interface InstallmentParams extends PaymentParams {
+  installment_id: string;
+}
+interface DocumentParams extends PaymentParams {
+  document_id: string;
+}
+
+export function registerPaymentRoutes(app: FastifyInstance, context: SandboxContext): void {
+  const { payments } = context;
+  const { create, update, read } = PAYFLOW_SCOPES;
+
+  app.post(
+    '/api/payments',
+    organizationRoute(context, create, ({ request, organization, client, now }) => {
+      const body = parseOr422(createPaymentSchema, request.body, 'body');
+      return payments.create(organization, client.clientId, body, request.body, now);
+    }),
+  );
+
+  app.post(
+    '/api/payments/uploadDocument',
+    organizationRoute(context, update, ({ request, organization, now }) =>
+      payments.uploadDocument(
+        organization,
+        parseOr422(uploadDocumentSchema, request.body, 'body'),
+        now,
+      ),
+    ),
+  );
+
+  app.delete(
+    '/api/payments/uploadDocument/:payflow_id/:document_id',
+    organizationRoute(context, update, ({ request, organization }) => {
+      const params = request.params as DocumentParams;
+      return payments.deleteDocument(organization, params.payflow_id, params.document_id);
+    }),
+  );
+
+  app.delete(
+    '/api/payments/:payflow_id',
+    organizationRoute(context, update, ({ request, organization, now }) =>
+      payments.cancel(organization, (request.params as PaymentParams).payflow_id, now),
+    ),
+  );
+
+  app.post(
+    '/api/refund',
+    organizationRoute(context, update, ({ request, organization, now }) =>
+      payments.refund(organization, parseOr422(refundSchema, request.body, 'body'), now),
+    ),
+  );
+
+  app.get(
+    '/api/payments/:payflow_id/paymentStatus',
+    organizationRoute(context, read, ({ request, organization }) =>
+      payments.status(organization, (request.params as PaymentParams).payflow_id),
+    ),
+  );
+
+  app.post(
+    '/api/payments/:payflow_id/installments/create',
+    organizationRoute(context, update, ({ request, organization, now }) =>
+      payments.createInstallment(
+        organization,
+        (request.params as PaymentParams).payflow_id,
+        parseOr422(createInstallmentSchema, request.body, 'body'),
+        now,
+      ),
+    ),
+  );
+
+  app.get(
+    '/api/payments/:payflow_id/installments/:installment_id',
+    organizationRoute(context, read, ({ request, organization }) => {
+      const params = request.params as InstallmentParams;
+      return payments.getInstallment(organization, params.payflow_id, params.installment_id);
+    }),
+  );
+
+  app.put(
+    '/api/payments/:payflow_id/installments/:installment_id',
+    organizationRoute(context, update, ({ request, organization, now }) => {
+      const params = request.params as InstallmentParams;
+      const body = parseOr422(updateInstallmentSchema, request.body, 'body');
+      return payments.updateInstallment(
+        organization,
+        params.payflow_id,
+        params.installment_id,
+        body,
+        now,
+      );
+    }),
+  );
+
+  app.delete(
+    '/api/payments/:payflow_id/installments/:installment_id',
+    organizationRoute(context, update, ({ request, organization, now }) => {
+      const params = request.params as InstallmentParams;
+      return payments.deleteInstallment(
+        organization,
+        params.payflow_id,
+        params.installment_id,
+        now,
+      );
+    }),
+  );
+}

@@ -1,0 +1,140 @@
+/**
+ * How a Payflow route runs: the fixed latency (SANDBOX_LATENCY_MS), then fault injection,
+ * then bearer authentication, scope and organization, then the handler. Handlers return
+ * the body; errors are ApiError and reach the server's error handler.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { AppLogger } from '../common/logger.js';
+import type { PayflowScope } from '../payflow/payflow.schemas.js';
+import { authenticate, resolveOrganization } from './auth.js';
+import type { VirtualClock } from './clock.js';
+import { ApiError } from './errors.js';
+import type { Fault, FaultRegistry } from './faults.js';
+import type { PartnerService } from './partner.service.js';
+import type { PaymentsService } from './payments.service.js';
+import type { Scheduler } from './scheduler.js';
+import type { PayerSimulation } from './simulation.js';
+import type { AccessToken, Client, Organization, SandboxState } from './state.js';
+import type { WebhookDispatcher } from './webhooks.js';
+
+export interface SandboxContext {
+  state: SandboxState;
+  clock: VirtualClock;
+  scheduler: Scheduler;
+  webhooks: WebhookDispatcher;
+  payments: PaymentsService;
+  partner: PartnerService;
+  simulation: PayerSimulation;
+  faults: FaultRegistry;
+  logger: AppLogger;
+  latencyMs: number;
+  tokenTtlSeconds: number;
+}
+
+export interface PayflowCall {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  /** Virtual time of the call. */
+  now: number;
+}
+export interface AuthedCall extends PayflowCall {
+  client: Client;
+  token: AccessToken;
+}
+export interface OrganizationCall extends AuthedCall {
+  organization: Organization;
+}
+
+type Handler<C> = (call: C) => unknown;
+
+/** A Payflow route without authentication (the token endpoint). */
+export function payflowRoute(
+  context: SandboxContext,
+  handler: Handler<PayflowCall>,
+): RouteHandlerMethod {
+  return async function payflowHandler(request, reply) {
+    if (context.latencyMs > 0) await sleep(context.latencyMs);
+    const fault =
+      context.faults.size > 0
+        ? context.faults.take(request.method, pathOf(request.url))
+        : undefined;
+    if (fault?.latencyMs) await sleep(fault.latencyMs);
+    const answers = fault !== undefined && (fault.status !== undefined || fault.reset === true);
+    if (answers && !fault.afterProcessing) return applyFault(fault, request, reply);
+    const call = { request, reply, now: context.clock.now() };
+    if (!answers) return handler(call);
+    try {
+      await handler(call);
+    } catch {
+      // The request reached Payflow; its answer (success or not) is lost.
+    }
+    return applyFault(fault, request, reply);
+  };
+}
+
+/** A Payflow route that needs a valid bearer token and, when given, a scope. */
+export function authedRoute(
+  context: SandboxContext,
+  scope: PayflowScope | undefined,
+  handler: Handler<AuthedCall>,
+): RouteHandlerMethod {
+  return payflowRoute(context, (call) => {
+    const { client, token } = authenticate(context.state, call.request, call.now, scope);
+    return handler({ ...call, client, token });
+  });
+}
+
+/** A Payflow route that also acts for one organization (X-Organization-Id rules). */
+export function organizationRoute(
+  context: SandboxContext,
+  scope: PayflowScope,
+  handler: Handler<OrganizationCall>,
+): RouteHandlerMethod {
+  return authedRoute(context, scope, (call) => {
+    const organization = resolveOrganization(context.state, call.client, call.request);
+    return handler({ ...call, organization });
+  });
+}
+
+function applyFault(fault: Fault, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (fault.reset) {
+    reply.hijack();
+    request.raw.socket.destroy();
+    return reply;
+  }
+  const status = fault.status ?? 500;
+  const headers: Record<string, string> = {};
+  if (status === 429 || fault.retryAfterSeconds !== undefined) {
+    headers['retry-after'] = String(fault.retryAfterSeconds ?? 1);
+  }
+  reply.removeHeader('content-type');
+  throw new ApiError(status, faultBody(status), headers);
+}
+
+const FAULT_CODES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  408: 'request_timeout',
+  409: 'conflict',
+  413: 'payload_too_large',
+  429: 'rate_limited',
+  500: 'internal_error',
+  502: 'bad_gateway',
+  503: 'service_unavailable',
+  504: 'gateway_timeout',
+};
+
+function faultBody(status: number): unknown {
+  if (status === 422) {
+    return { detail: [{ loc: [], msg: 'injected fault', type: 'fault.injected' }] };
+  }
+  return { code: FAULT_CODES[status] ?? 'injected_fault', message: `injected fault (${status})` };
+}
+
+export function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}

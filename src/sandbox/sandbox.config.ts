@@ -1,0 +1,52 @@
+/**
+ * Environment of `npm run sandbox`, validated once at start-up. A bad value is one line
+ * naming the variable and what is wrong.
+ */
+import { z } from 'zod';
+
+const integer = (min: number, max: number, what: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, { message: `must be ${what}` })
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, { message: `must be ${what}` });
+
+export const sandboxEnvSchema = z.object({
+  SANDBOX_PORT: integer(0, 65_535, 'a port number 0-65535').default(4010),
+  SANDBOX_HOST: z.string().trim().min(1, { message: 'must not be empty' }).default('127.0.0.1'),
+  SANDBOX_LATENCY_MS: integer(0, 60_000, 'an integer of milliseconds 0-60000').default(0),
+  SANDBOX_TOKEN_TTL_SECONDS: integer(1, 31_536_000, 'an integer of seconds 1-31536000').default(
+    3600,
+  ),
+  SANDBOX_WEBHOOK_CA_FILE: z.string().trim().min(1, { message: 'must not be empty' }).optional(),
+  SANDBOX_WEBHOOK_WHITELIST: z
+    .string()
+    .transform((value) => value.split(',').map((domain) => domain.trim().toLowerCase()))
+    .refine((domains) => domains.every((domain) => /^[a-z0-9.-]+$/.test(domain)), {
+      message: 'must be a comma-separated list of domain names',
+    })
+    .optional(),
+  SANDBOX_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be fatal, error, warn, info, debug, trace or silent',
+    })
+    .default('info'),
+});
+export type SandboxEnv = z.output<typeof sandboxEnvSchema>;
+
+/** Parses the environment or returns the one-line problem. */
+export function parseSandboxEnv(
+  env: NodeJS.ProcessEnv,
+): { ok: true; env: SandboxEnv } | { ok: false; error: string } {
+  const relevant = Object.fromEntries(
+    Object.keys(sandboxEnvSchema.shape).flatMap((key) =>
+      env[key] === undefined || env[key] === '' ? [] : [[key, env[key]]],
+    ),
+  );
+  const result = sandboxEnvSchema.safeParse(relevant);
+  if (result.success) return { ok: true, env: result.data };
+  const issue = result.error.issues[0];
+  const variable = String(issue?.path[0] ?? 'environment');
+  return { ok: false, error: `Invalid ${variable}: ${issue?.message ?? 'invalid value'}` };
+}

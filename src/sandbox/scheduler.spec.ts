@@ -1,0 +1,47 @@
+import { describe, expect, it } from '@jest/globals';
+import { VirtualClock } from './clock.js';
+import { Scheduler } from './scheduler.js';
+import { RETRY_BACKOFF_MINUTES } from './webhooks.js';
+
+describe('Scheduler', () => {
+  it('runs due jobs in time order at their own due time while advancing, including jobs they add', async () => {
+    const clock = new VirtualClock();
+    const scheduler = new Scheduler(
+      clock,
+      () => Promise.resolve(),
+      (error) => {
+        throw error;
+      },
+    );
+    const start = clock.now();
+    const ran: [string, number][] = [];
+    scheduler.schedule(start + 30 * 60_000, (at) => {
+      ran.push(['b', at - start]);
+    });
+    scheduler.schedule(start + 10 * 60_000, (at) => {
+      ran.push(['a', at - start]);
+      scheduler.schedule(at + 5 * 60_000, (later) => {
+        ran.push(['a+5', later - start]);
+      });
+    });
+    scheduler.schedule(start + 90 * 60_000, () => {
+      ran.push(['too late', 0]);
+    });
+    expect(await scheduler.advance(60 * 60_000)).toBe(3);
+    expect(ran).toEqual([
+      ['a', 600_000],
+      ['a+5', 900_000],
+      ['b', 1_800_000],
+    ]);
+    expect(clock.now() - start).toBeGreaterThanOrEqual(60 * 60_000);
+    expect(scheduler.size).toBe(1);
+    scheduler.stop();
+  });
+});
+
+describe('webhook back-off', () => {
+  it('is 25 retries: 5×5, 5×15, 5×30, 5×60, 5×1440 minutes = 7750 minutes', () => {
+    expect(RETRY_BACKOFF_MINUTES).toHaveLength(25);
+    expect(RETRY_BACKOFF_MINUTES.reduce((sum, wait) => sum + wait, 0)).toBe(7750);
+  });
+});

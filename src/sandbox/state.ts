@@ -1,0 +1,217 @@
+/**
+ * The sandbox's whole world, in memory: clients, tokens, organizations, payment methods,
+ * payments with their installments, refunds and documents, and booked money movements.
+ * Amounts are integer minor units here; they become JSON numbers only in views.ts.
+ */
+import {
+  DEFAULT_PAYMENT_METHOD_ID,
+  PAYFLOW_SCOPES,
+  type PaymentMethod,
+} from '../payflow/payflow.schemas.js';
+
+export const DEFAULT_CLIENT_ID = 'sandbox-client';
+export const DEFAULT_CLIENT_SECRET = 'sandbox-secret';
+export const DEFAULT_ORGANIZATION_ID = 'org-1';
+export const DEFAULT_PROFILE_ID = 'profile-1';
+export const DEFAULT_LINK_DOMAIN = 'pay.payflow.test';
+export const DEFAULT_CURRENCY = 'NOK';
+export const DEFAULT_WHITELIST = ['localhost', '127.0.0.1'] as const;
+export const TERMINAL_METHOD_ID = '000000000000000000000001';
+export const INVOICE_METHOD_ID = '000000000000000000000002';
+export const DEFAULT_TERMINAL_ID = 'terminal-1';
+
+export type PaymentStatus =
+  'DRAFT' | 'OPENED' | 'INITIATED' | 'PENDING' | 'SUCCESS' | 'REJECTED' | 'PAID';
+export type InstallmentStatus =
+  'CREATED' | 'SENT' | 'OPENED' | 'FAILED' | 'PENDING' | 'PAID' | 'CANCELLED';
+
+export const FINAL_PAYMENT_STATUSES: ReadonlySet<PaymentStatus> = new Set([
+  'SUCCESS',
+  'REJECTED',
+  'PAID',
+]);
+export const FINAL_INSTALLMENT_STATUSES: ReadonlySet<InstallmentStatus> = new Set([
+  'PAID',
+  'CANCELLED',
+]);
+
+export interface Client {
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  organizationIds: string[];
+}
+
+export interface AccessToken {
+  clientId: string;
+  scopes: ReadonlySet<string>;
+  expiresAt: number;
+}
+
+export interface Profile {
+  id: string;
+  department?: string | undefined;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  profiles: Profile[];
+  linkDomain: string;
+  currency: string;
+}
+
+export interface Installment {
+  id: string;
+  date: string;
+  type: 'initial' | 'scheduled';
+  grossMinor: number;
+  items: unknown[] | undefined;
+  status: InstallmentStatus;
+  numTried: number;
+  successfullyChargedAt: number | null;
+  numFailed: number;
+  lastFailedAt: number | null;
+  /** Bumped when the debit is rescheduled, so that stale debit jobs do nothing. */
+  debitVersion: number;
+}
+
+export interface Refund {
+  refundId: string;
+  grossMinor: number;
+  netMinor: number;
+  refundType: 'full' | 'partial';
+  remainingMinor: number;
+  createdAt: number;
+}
+
+export interface PaymentDocument {
+  id: string;
+  paymentId: string;
+  fileName: string;
+  contentType: string;
+  size: number;
+  uploadedAt: number;
+}
+
+export interface Callback {
+  url?: string | undefined;
+  statusUpdateUrl?: string | undefined;
+  terminalFailureUrl?: string | undefined;
+  /** callback.api_key as sent in X-Api-Key (stringified), if any. */
+  apiKey?: string | undefined;
+}
+
+export interface Payment {
+  id: string;
+  number: number;
+  organizationId: string;
+  clientId: string;
+  /** The create-payment body exactly as received. */
+  body: unknown;
+  currency: string;
+  totalMinor: number;
+  netMinor: number;
+  status: PaymentStatus;
+  installments: Installment[] | null;
+  refunds: Refund[];
+  documents: Map<string, PaymentDocument>;
+  createdAt: number;
+  dueDate: string;
+  internalRef: string | null;
+  orderNumber: string;
+  profileId: string | null;
+  paymentMethodId: string;
+  callback: Callback;
+  lastTerminalId: string | null;
+  manualPaidNote: string | null;
+  terminalFailures: number;
+}
+
+/** A money movement booked by the sandbox: one settlement CSV row. */
+export interface Movement {
+  id: string;
+  organizationId: string;
+  paymentId: string;
+  paymentNumber: number;
+  installmentId: string | null;
+  internalRef: string | null;
+  orderNumber: string;
+  type: 'payment' | 'refund';
+  currency: string;
+  grossMinor: number;
+  bookedAt: number;
+}
+
+export function defaultPaymentMethods(): PaymentMethod[] {
+  return [
+    { id: DEFAULT_PAYMENT_METHOD_ID, name: 'Payment link', type: 'payment_link' },
+    {
+      id: TERMINAL_METHOD_ID,
+      name: 'Card terminal',
+      type: 'terminal',
+      terminals: [
+        { id: DEFAULT_TERMINAL_ID, name: 'Front desk' },
+        { id: 'terminal-2', name: 'Workshop' },
+      ],
+    },
+    {
+      id: INVOICE_METHOD_ID,
+      name: 'Invoice',
+      type: 'invoice',
+      invoiceTypes: ['email', 'ehf', 'paper'],
+    },
+  ];
+}
+
+export class SandboxState {
+  readonly clients = new Map<string, Client>();
+  readonly tokens = new Map<string, AccessToken>();
+  readonly organizations = new Map<string, Organization>();
+  readonly payments = new Map<string, Payment>();
+  readonly movements: Movement[] = [];
+  paymentMethods: PaymentMethod[] = [];
+  whitelist: string[] = [];
+  nextPaymentNumber = 1000;
+
+  /** @param defaultWhitelist webhook domains whitelisted at start and after every reset. */
+  constructor(private readonly defaultWhitelist: readonly string[] = DEFAULT_WHITELIST) {
+    this.reset();
+  }
+
+  reset(): void {
+    this.clients.clear();
+    this.tokens.clear();
+    this.organizations.clear();
+    this.payments.clear();
+    this.movements.length = 0;
+    this.nextPaymentNumber = 1000;
+    this.paymentMethods = defaultPaymentMethods();
+    this.whitelist = [...this.defaultWhitelist];
+    this.organizations.set(DEFAULT_ORGANIZATION_ID, {
+      id: DEFAULT_ORGANIZATION_ID,
+      name: 'Sandbox Organization',
+      profiles: [{ id: DEFAULT_PROFILE_ID, department: 'sales' }],
+      linkDomain: DEFAULT_LINK_DOMAIN,
+      currency: DEFAULT_CURRENCY,
+    });
+    this.clients.set(DEFAULT_CLIENT_ID, {
+      clientId: DEFAULT_CLIENT_ID,
+      clientSecret: DEFAULT_CLIENT_SECRET,
+      scopes: Object.values(PAYFLOW_SCOPES),
+      organizationIds: [DEFAULT_ORGANIZATION_ID],
+    });
+  }
+
+  findPaymentMethod(id: string): PaymentMethod | undefined {
+    return this.paymentMethods.find((method) => method.id === id);
+  }
+}
+
+export function isFinalPayment(payment: Payment): boolean {
+  return FINAL_PAYMENT_STATUSES.has(payment.status);
+}
+
+export function isFinalInstallment(installment: Installment): boolean {
+  return FINAL_INSTALLMENT_STATUSES.has(installment.status);
+}

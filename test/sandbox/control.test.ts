@@ -1,0 +1,187 @@
+/**
+ * The control API (CONTRACT §7 and extras), the OpenAPI document, start-up time and the
+ * environment of `npm run sandbox`.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
+import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { call, control, paymentBody } from './helpers.js';
+
+const SPEC_ENDPOINTS = [
+  'post /api/payments',
+  'post /api/payments/uploadDocument',
+  'delete /api/payments/uploadDocument/{payflow_id}/{document_id}',
+  'delete /api/payments/{payflow_id}',
+  'post /api/refund',
+  'get /api/payments/{payflow_id}/paymentStatus',
+  'post /api/payments/{payflow_id}/installments/create',
+  'get /api/payments/{payflow_id}/installments/{installment_id}',
+  'put /api/payments/{payflow_id}/installments/{installment_id}',
+  'delete /api/payments/{payflow_id}/installments/{installment_id}',
+  'post /partner/auth/token',
+  'get /partner/auth/ping',
+  'get /partner/auth/organizations',
+  'get /partner/settlements/generate_csv',
+  'get /partner/payment-methods',
+  'post /partner/payment-methods/resend',
+  'post /partner/payments/{payment_id}/receipts/terminal/print',
+  'post /partner/payments/{payment_id}/manual-paid',
+];
+
+describe('sandbox control API', () => {
+  let sandbox: SandboxHandle;
+  let startMs: number;
+
+  beforeAll(async () => {
+    const started = performance.now();
+    sandbox = await startTestSandbox();
+    startMs = performance.now() - started;
+  });
+  afterAll(() => sandbox.close());
+  beforeEach(async () => {
+    await control(sandbox, 'POST', '/reset');
+  });
+
+  it('starts well under 2 s', () => {
+    expect(startMs).toBeLessThan(2000);
+  });
+
+  it('serves an OpenAPI 3.1 document of the 18 endpoints, built from the wire schemas', async () => {
+    const answer = await control<{
+      openapi: string;
+      paths: Record<string, Record<string, { security: unknown[] }>>;
+      components: {
+        schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+      };
+    }>(sandbox, 'GET', '/openapi.json');
+    expect(answer.status).toBe(200);
+    expect(answer.body.openapi).toBe('3.1.0');
+    const operations = Object.entries(answer.body.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method} ${path}`),
+    );
+    expect(operations.sort()).toEqual([...SPEC_ENDPOINTS].sort());
+    const create = answer.body.components.schemas.CreatePaymentRequest;
+    expect(Object.keys(create?.properties ?? {})).toEqual(
+      expect.arrayContaining(['customer', 'order', 'payment', 'callback', 'paymentMethodId']),
+    );
+    expect(create?.required).toEqual(expect.arrayContaining(['customer', 'order', 'payment']));
+    expect(answer.body.paths['/api/payments']?.post?.security).toEqual([
+      { oauth2: ['organization:payflow:create'] },
+    ]);
+  });
+
+  it('keeps every payment with its organization and the create body as received', async () => {
+    const token = await fetchToken(sandbox);
+    const body = { ...paymentBody(), somethingExtra: { kept: true } };
+    const created = await call<{ id: string }>('POST', `${sandbox.url}/api/payments`, {
+      token,
+      body,
+    });
+    const listed = await control<{ payments: Record<string, unknown>[] }>(
+      sandbox,
+      'GET',
+      '/payments',
+    );
+    expect(listed.body.payments).toEqual([
+      expect.objectContaining({
+        id: created.body.id,
+        organizationId: 'org-1',
+        status: 'DRAFT',
+        body,
+        installments: null,
+        refunds: [],
+        documents: [],
+      }),
+    ]);
+  });
+
+  it('reset forgets payments, clients, organizations, faults and the clock', async () => {
+    const token = await fetchToken(sandbox);
+    await call('POST', `${sandbox.url}/api/payments`, { token, body: paymentBody() });
+    await control(sandbox, 'POST', '/organizations', { id: 'org-9' });
+    await control(sandbox, 'PUT', '/webhook-whitelist', { domains: ['example.com'] });
+    await control(sandbox, 'POST', '/faults', { path: '/**', status: 500 });
+    await control(sandbox, 'POST', '/clock/advance', { minutes: 90 });
+    await control(sandbox, 'POST', '/reset');
+    expect(
+      (await control<{ payments: unknown[] }>(sandbox, 'GET', '/payments')).body.payments,
+    ).toEqual([]);
+    expect((await control(sandbox, 'GET', '/faults')).body).toEqual({ faults: [] });
+    expect((await control(sandbox, 'GET', '/webhook-whitelist')).body).toEqual({
+      domains: ['localhost', '127.0.0.1'],
+    });
+    expect(
+      (await control<{ offsetMinutes: number }>(sandbox, 'GET', '/clock')).body.offsetMinutes,
+    ).toBe(0);
+    const clientForOrg9 = await control(sandbox, 'POST', '/clients', {
+      clientId: 'c',
+      clientSecret: 's',
+      scopes: [],
+      organizationIds: ['org-9'],
+    });
+    expect(clientForOrg9.status).toBe(422);
+  });
+
+  it('advances the virtual clock', async () => {
+    const before = await control<{ now: string }>(sandbox, 'GET', '/clock');
+    const advanced = await control<{ now: string; offsetMinutes: number }>(
+      sandbox,
+      'POST',
+      '/clock/advance',
+      {
+        minutes: 120,
+      },
+    );
+    expect(Date.parse(advanced.body.now) - Date.parse(before.body.now)).toBeGreaterThanOrEqual(
+      120 * 60_000,
+    );
+    expect(advanced.body.offsetMinutes).toBeGreaterThanOrEqual(120);
+    expect((await control(sandbox, 'POST', '/clock/advance', { minutes: -1 })).status).toBe(422);
+  });
+
+  it('answers 404 to simulate on an unknown payment and 422 to an unknown action', async () => {
+    expect(
+      (await control(sandbox, 'POST', '/payments/nope/simulate', { action: 'paid' })).status,
+    ).toBe(404);
+    const token = await fetchToken(sandbox);
+    const created = await call<{ id: string }>('POST', `${sandbox.url}/api/payments`, {
+      token,
+      body: paymentBody(),
+    });
+    const bad = await control(sandbox, 'POST', `/payments/${created.body.id}/simulate`, {
+      action: 'exploded',
+    });
+    expect(bad.status).toBe(422);
+  });
+});
+
+describe('npm run sandbox environment', () => {
+  it('has the documented defaults', () => {
+    expect(parseSandboxEnv({})).toEqual({
+      ok: true,
+      env: {
+        SANDBOX_PORT: 4010,
+        SANDBOX_HOST: '127.0.0.1',
+        SANDBOX_LATENCY_MS: 0,
+        SANDBOX_TOKEN_TTL_SECONDS: 3600,
+        SANDBOX_LOG_LEVEL: 'info',
+      },
+    });
+  });
+
+  it('names the bad variable in one line', () => {
+    for (const [name, value] of [
+      ['SANDBOX_PORT', '70000'],
+      ['SANDBOX_PORT', 'abc'],
+      ['SANDBOX_LATENCY_MS', '-5'],
+      ['SANDBOX_TOKEN_TTL_SECONDS', '0'],
+    ] as const) {
+      const result = parseSandboxEnv({ [name]: value });
+      expect(result.ok).toBe(false);
+      if (!result.ok) {
+        expect(result.error).toMatch(new RegExp(`^Invalid ${name}: `));
+        expect(result.error).not.toContain('\n');
+      }
+    }
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Starts a Payflow sandbox for a test (ephemeral port, silent) and fetches tokens with
+ * plain HTTP, as any client would.
+ */
+import { silentLogger } from '../../src/common/logger.js';
+import {
+  startSandbox,
+  type SandboxHandle,
+  type SandboxOptions,
+} from '../../src/sandbox/sandbox.server.js';
+
+export type { SandboxHandle };
+
+export const SANDBOX_CLIENT_ID = 'sandbox-client';
+export const SANDBOX_CLIENT_SECRET = 'sandbox-secret';
+
+export function startTestSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
+  return startSandbox({ port: 0, host: '127.0.0.1', logger: silentLogger(), ...options });
+}
+
+/** POST /partner/auth/token with HTTP Basic; returns the access token. */
+export async function fetchToken(
+  sandbox: SandboxHandle,
+  clientId = SANDBOX_CLIENT_ID,
+  clientSecret = SANDBOX_CLIENT_SECRET,
+  scope?: string,
+): Promise<string> {
+  const body = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (scope !== undefined) body.set('scope', scope);
+  const response = await fetch(`${sandbox.partnerUrl}/auth/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body,
+  });
+  if (response.status !== 200) {
+    throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  }
+  const json = (await response.json()) as { access_token: string };
+  return json.access_token;
+}
