@@ -3,5 +3,6 @@
  * same list works from tsc output, under jest, and in the TypeORM CLI.
  */
 import { InitialSchema1763773200000 } from './1763773200000-InitialSchema.js';
+import { OrderPipeline1763780400000 } from './1763780400000-OrderPipeline.js';
 
-export const MIGRATIONS = [InitialSchema1763773200000];
+export const MIGRATIONS = [InitialSchema1763773200000, OrderPipeline1763780400000];

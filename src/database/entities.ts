@@ -1,6 +1,24 @@
+import { DeadLetterEntity } from '../dead-letters/dead-letter.entity.js';
+import { CommandAttemptEntity } from '../orders/command-attempt.entity.js';
 import { OrderEntity } from '../orders/order.entity.js';
+import { ProcessedEventEntity } from '../orders/processed-event.entity.js';
+import { OutboxEntity } from '../outbox/outbox.entity.js';
+import { DocumentEntity } from '../payments/document.entity.js';
 import { InstallmentEntity } from '../payments/installment.entity.js';
+import { PaymentStatusHistoryEntity } from '../payments/payment-status-history.entity.js';
 import { PaymentEntity } from '../payments/payment.entity.js';
+import { RefundEntity } from '../payments/refund.entity.js';
 
 /** Every table's entity, listed explicitly (no globs: the same list works under tsc and jest). */
-export const ENTITIES = [OrderEntity, PaymentEntity, InstallmentEntity];
+export const ENTITIES = [
+  OrderEntity,
+  PaymentEntity,
+  InstallmentEntity,
+  DocumentEntity,
+  RefundEntity,
+  PaymentStatusHistoryEntity,
+  ProcessedEventEntity,
+  CommandAttemptEntity,
+  OutboxEntity,
+  DeadLetterEntity,
+];

@@ -16,6 +16,16 @@ export class OrderEntity {
   @Column({ type: 'text', default: 'open' })
   state!: string;
 
+  @Column({ type: 'char', length: 3, nullable: true })
+  currency!: string | null;
+
+  /** Set while an earlier event of this order is dead-lettered; cleared by a replay. */
+  @Column({ name: 'blocked_at', type: 'timestamptz', nullable: true })
+  blockedAt!: Date | null;
+
+  @Column({ name: 'blocked_reason', type: 'text', nullable: true })
+  blockedReason!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

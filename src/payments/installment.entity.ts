@@ -40,6 +40,9 @@ export class InstallmentEntity {
   @Column({ name: 'provider_status', type: 'text', nullable: true })
   providerStatus!: string | null;
 
+  @Column({ name: 'removed_at', type: 'timestamptz', nullable: true })
+  removedAt!: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -8,15 +8,29 @@ import {
 } from 'typeorm';
 import { minorUnitsTransformer } from '../database/minor-units.transformer.js';
 
-/** The Payflow payment of an order, with what payflow-bridge last knew of its state. */
+/**
+ * A Payflow payment of an order, with what payflow-bridge last knew of its state. An order
+ * may have several over time; commands act on the latest.
+ */
 @Entity({ name: 'payments' })
+@Index('payments_order_id_idx', ['orderId', 'createdAt'])
 export class PaymentEntity {
   @PrimaryGeneratedColumn('uuid')
   id!: string;
 
-  @Index('payments_order_id_key', { unique: true })
   @Column({ name: 'order_id', type: 'text' })
   orderId!: string;
+
+  /** The order.payment_requested event that created it. */
+  @Index('payments_event_id_key', { unique: true })
+  @Column({ name: 'event_id', type: 'uuid', nullable: true })
+  eventId!: string | null;
+
+  @Column({ name: 'payment_method_id', type: 'text', nullable: true })
+  paymentMethodId!: string | null;
+
+  @Column({ name: 'last_polled_at', type: 'timestamptz', nullable: true })
+  lastPolledAt!: Date | null;
 
   @Column({ name: 'organization_id', type: 'text', nullable: true })
   organizationId!: string | null;
@@ -25,7 +39,7 @@ export class PaymentEntity {
   @Column({ name: 'payflow_id', type: 'text', nullable: true })
   payflowId!: string | null;
 
-  /** creating, created, in_doubt, creation_failed. */
+  /** creating, created, in_doubt, creation_failed, cancelled. */
   @Column({ type: 'text' })
   state!: string;
 

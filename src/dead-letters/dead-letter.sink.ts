@@ -1,0 +1,27 @@
+import type { InboundMessage } from '../messaging/messaging.ports.js';
+import type { DeadLetterReason } from './dead-letter.errors.js';
+
+/** What the transport hands over when an event cannot take effect. */
+export interface DeadLetter {
+  readonly message: InboundMessage;
+  readonly reason: DeadLetterReason;
+  /** One human-readable line, free of secrets and personal data. */
+  readonly error: string;
+  readonly attempts: number;
+  /** From the envelope when it parsed, else the Kafka key. */
+  readonly orderId: string | null;
+  readonly eventId: string | null;
+  readonly eventType: string | null;
+  readonly failedAt: Date;
+}
+
+/**
+ * Makes a dead letter durable: once `deadLetter` resolves, the event is on its way to the
+ * dead-letter topic (through the outbox), its order is blocked so that later events follow
+ * it, and the consumer may commit past it. Idempotent per (topic, partition, offset).
+ */
+export interface DeadLetterSink {
+  deadLetter(letter: DeadLetter): Promise<void>;
+}
+
+export const DEAD_LETTER_SINK = Symbol('DEAD_LETTER_SINK');
