@@ -1,0 +1,275 @@
+import { describe, expect, it } from '@jest/globals';
+import { silentLogger } from '../common/logger.js';
+import type {
+  PartitionConsumer,
+  PartitionConsumerHandlers,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './consumer.port.js';
+import { DeliveryEngine } from './delivery-engine.js';
+import type { InboundMessage } from './messaging.ports.js';
+import { InMemoryOrderEventsMetrics, type ProcessOutcome } from './transport.metrics.js';
+
+const TOPIC = 'orders';
+
+class FakeConsumer implements PartitionConsumer {
+  handlers: PartitionConsumerHandlers | undefined;
+  readonly paused = new Set<number>();
+  readonly resolved = new Map<number, string>();
+  readonly commits: TopicPartitionOffset[][] = [];
+  disconnected = false;
+
+  constructor(private readonly initial: readonly number[]) {}
+
+  connect(): Promise<void> {
+    return Promise.resolve();
+  }
+  subscribe(): Promise<void> {
+    return Promise.resolve();
+  }
+  run(handlers: PartitionConsumerHandlers): Promise<void> {
+    this.handlers = handlers;
+    this.assign(this.initial);
+    return Promise.resolve();
+  }
+  assign(partitions: readonly number[]): void {
+    this.handlers?.onAssignment(partitions.map((partition) => ({ topic: TOPIC, partition })));
+  }
+  heartbeats = 0;
+  deliver(
+    partition: number,
+    offsets: readonly number[],
+    key: (offset: number) => string | null,
+  ): Promise<void> {
+    if (this.handlers === undefined) throw new Error('not running');
+    return this.handlers.onBatch(
+      {
+        topic: TOPIC,
+        partition,
+        highWatermark: String((offsets[offsets.length - 1] ?? 0) + 1),
+        messages: offsets.map((offset) => message(partition, offset, key(offset))),
+      },
+      {
+        resolveOffset: (offset) => {
+          this.resolved.set(partition, offset);
+        },
+        heartbeat: () => {
+          this.heartbeats++;
+          return Promise.resolve();
+        },
+      },
+    );
+  }
+  pause(partitions: readonly TopicPartition[]): void {
+    for (const { partition } of partitions) this.paused.add(partition);
+  }
+  resume(partitions: readonly TopicPartition[]): void {
+    for (const { partition } of partitions) this.paused.delete(partition);
+  }
+  commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    this.commits.push([...offsets]);
+    return Promise.resolve();
+  }
+  disconnect(): Promise<void> {
+    this.disconnected = true;
+    return Promise.resolve();
+  }
+  committed(partition: number): string | undefined {
+    let last: string | undefined;
+    for (const batch of this.commits) {
+      for (const offset of batch) if (offset.partition === partition) last = offset.offset;
+    }
+    return last;
+  }
+}
+
+function message(partition: number, offset: number, key: string | null): InboundMessage {
+  return {
+    topic: TOPIC,
+    partition,
+    offset: String(offset),
+    key: key === null ? null : Buffer.from(key),
+    value: Buffer.from('{}'),
+    headers: {},
+    timestamp: '0',
+  };
+}
+
+/** A processor whose calls the test finishes by hand. */
+class ManualProcessor {
+  readonly calls: { message: InboundMessage; finish: (outcome: ProcessOutcome) => void }[] = [];
+  readonly process = (message: InboundMessage): Promise<ProcessOutcome> =>
+    new Promise((resolve) => this.calls.push({ message, finish: resolve }));
+  finish(offset: number, partition = 0, outcome: ProcessOutcome = 'succeeded'): void {
+    const call = this.calls.find(
+      (c) => c.message.offset === String(offset) && c.message.partition === partition,
+    );
+    if (call === undefined) throw new Error(`no call for ${partition}@${offset}`);
+    call.finish(outcome);
+  }
+  offsets(partition = 0): number[] {
+    return this.calls
+      .filter((c) => c.message.partition === partition)
+      .map((c) => Number(c.message.offset));
+  }
+}
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+async function setup(maxInFlight: number, partitions: readonly number[] = [0]) {
+  const consumer = new FakeConsumer(partitions);
+  const processor = new ManualProcessor();
+  const metrics = new InMemoryOrderEventsMetrics();
+  const engine = new DeliveryEngine({
+    consumer,
+    topic: TOPIC,
+    process: processor.process,
+    maxInFlight,
+    commitIntervalMs: 60_000,
+    commitEveryCompletions: 1,
+    fromBeginning: true,
+    logger: silentLogger(),
+    metrics,
+  });
+  await engine.start();
+  return { consumer, processor, engine, metrics };
+}
+
+describe('DeliveryEngine', () => {
+  it('runs keys in parallel, one key in order, and commits the contiguous watermark', async () => {
+    const { consumer, processor } = await setup(10);
+    await consumer.deliver(0, [0, 1, 2, 3], (o) => (o % 2 === 0 ? 'A' : 'B'));
+    expect(processor.offsets()).toEqual([0, 1]);
+    processor.finish(1);
+    await tick();
+    expect(processor.offsets()).toEqual([0, 1, 3]);
+    expect(consumer.committed(0)).toBe('0'); // 0 still running
+    processor.finish(0);
+    await tick();
+    expect(consumer.committed(0)).toBe('2');
+    processor.finish(2);
+    processor.finish(3);
+    await tick();
+    await tick();
+    expect(consumer.committed(0)).toBe('4');
+  });
+
+  it('holds at most maxInFlight and waits for room, heartbeating', async () => {
+    const { consumer, processor, engine } = await setup(4);
+    const delivering = consumer.deliver(0, [0, 1, 2, 3, 4, 5], (o) => `k${o}`);
+    await tick();
+    expect(processor.offsets()).toEqual([0, 1, 2, 3]);
+    expect(consumer.resolved.get(0)).toBe('3');
+    processor.finish(0);
+    await tick();
+    await tick();
+    expect(processor.offsets()).toEqual([0, 1, 2, 3, 4]);
+    processor.finish(1);
+    await delivering;
+    expect(processor.offsets()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(consumer.resolved.get(0)).toBe('5');
+    expect(engine.stats()).toMatchObject({ waitsForRoom: 2, held: 4 });
+    expect(consumer.heartbeats).toBeGreaterThanOrEqual(2);
+  });
+
+  it('passes a failing heartbeat (rebalance) back to the client', async () => {
+    const { consumer, processor } = await setup(1);
+    const rebalance = new Error('The group is rebalancing');
+    const handlers = consumer.handlers as PartitionConsumerHandlers;
+    const delivering = handlers.onBatch(
+      {
+        topic: TOPIC,
+        partition: 0,
+        highWatermark: '2',
+        messages: [message(0, 0, 'A'), message(0, 1, 'B')],
+      },
+      { resolveOffset: () => undefined, heartbeat: () => Promise.reject(rebalance) },
+    );
+    await tick();
+    processor.finish(0);
+    await expect(delivering).rejects.toBe(rebalance);
+  });
+
+  it('leaves a batch waiting for room when stopping', async () => {
+    const { consumer, processor, engine } = await setup(1);
+    const delivering = consumer.deliver(0, [0, 1], (o) => `k${o}`);
+    await tick();
+    const stopping = engine.stop({ drainTimeoutMs: 5_000, commitTimeoutMs: 1_000 });
+    await delivering;
+    processor.finish(0);
+    await stopping;
+    expect(processor.offsets()).toEqual([0]);
+    expect(consumer.paused.has(0)).toBe(true);
+    expect(consumer.committed(0)).toBe('1');
+  });
+
+  it('skips messages fetched again after a rebalance that kept the partition', async () => {
+    const { consumer, processor, engine } = await setup(100);
+    await consumer.deliver(0, [0, 1, 2], () => 'A');
+    processor.finish(0);
+    await tick();
+    consumer.assign([0, 1]);
+    await consumer.deliver(0, [0, 1, 2, 3], () => 'A');
+    expect(engine.stats().duplicatesSkipped).toBe(3);
+    expect(consumer.resolved.get(0)).toBe('3');
+    processor.finish(1);
+    await tick();
+    processor.finish(2);
+    await tick();
+    processor.finish(3);
+    await tick();
+    expect(processor.offsets()).toEqual([0, 1, 2, 3]);
+    expect(consumer.committed(0)).toBe('4');
+  });
+
+  it('drops queued work of a revoked partition and does not commit it', async () => {
+    const { consumer, processor, engine } = await setup(100, [0, 1]);
+    await consumer.deliver(0, [0, 1, 2], () => 'A');
+    await consumer.deliver(1, [0], () => 'B');
+    consumer.assign([1]);
+    expect(engine.stats()).toMatchObject({ held: 2, queued: 0, running: 2 });
+    processor.finish(0, 0);
+    await tick();
+    expect(processor.offsets(0)).toEqual([0]);
+    expect(consumer.committed(0)).toBeUndefined();
+    // A batch of the revoked partition still in the client's pipeline is ignored.
+    await consumer.deliver(0, [3], () => 'A');
+    expect(processor.offsets(0)).toEqual([0]);
+  });
+
+  it('keeps per-key order behind work still running when a partition comes back', async () => {
+    const { consumer, processor } = await setup(100, [0]);
+    await consumer.deliver(0, [0, 1], () => 'A');
+    consumer.assign([]);
+    consumer.assign([0]);
+    await consumer.deliver(0, [0, 1], () => 'A'); // redelivered: a new tracker, offset 0 still running
+    expect(processor.offsets()).toEqual([0]);
+    processor.finish(0);
+    await tick();
+    expect(processor.offsets()).toEqual([0, 0]);
+  });
+
+  it('stops: no new work, running work finishes, the watermark is committed', async () => {
+    const { consumer, processor, engine } = await setup(100);
+    await consumer.deliver(0, [0, 1, 2, 3], (o) => (o === 1 ? 'A' : o === 0 ? 'A' : `k${o}`));
+    // Running: 0 (A), 2, 3. Queued: 1 (behind 0).
+    const stopping = engine.stop({ drainTimeoutMs: 5_000, commitTimeoutMs: 1_000 });
+    processor.finish(0);
+    processor.finish(3);
+    processor.finish(2);
+    const report = await stopping;
+    expect(report).toMatchObject({ unfinished: 0, abandoned: 1 });
+    expect(processor.offsets()).toEqual([0, 2, 3]);
+    expect(consumer.committed(0)).toBe('1');
+    expect(consumer.disconnected).toBe(true);
+  });
+
+  it('stops after the drain time even when a handler hangs', async () => {
+    const { consumer, processor, engine } = await setup(100);
+    await consumer.deliver(0, [0, 1], (o) => `k${o}`);
+    processor.finish(1);
+    const report = await engine.stop({ drainTimeoutMs: 50, commitTimeoutMs: 1_000 });
+    expect(report.unfinished).toBe(1);
+    expect(consumer.committed(0)).toBe('0');
+  });
+});

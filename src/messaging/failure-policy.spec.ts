@@ -1,0 +1,172 @@
+import { describe, expect, it } from '@jest/globals';
+import { AppError, ValidationError } from '../common/app-error.js';
+import {
+  BlockedByEarlierFailureError,
+  InDoubtError,
+  InvalidEventError,
+  InvalidJsonError,
+  MappingFailedError,
+} from '../dead-letters/dead-letter.errors.js';
+import {
+  PayflowAbortedError,
+  PayflowClientError,
+  PayflowForbiddenError,
+  PayflowNetworkError,
+  PayflowNotFoundError,
+  PayflowRateLimitedError,
+  PayflowServerError,
+  PayflowTimeoutError,
+  PayflowValidationError,
+  type PayflowErrorInit,
+} from '../payflow/payflow.errors.js';
+import { classifyFailure, decideFailure, describeFailure, oneLine } from './failure-policy.js';
+import type { RetryPolicy } from './retry-policy.js';
+
+const init = (status?: number, retryAfterMs?: number): PayflowErrorInit => ({
+  endpoint: 'createPayment',
+  method: 'POST',
+  reached: status === undefined ? 'maybe' : 'yes',
+  ...(status === undefined ? {} : { status }),
+  ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+});
+
+class OrderBusyError extends AppError {
+  readonly code = 'ORDER.BUSY';
+  readonly transient = true;
+}
+
+const policy: RetryPolicy = {
+  maxAttempts: 3,
+  maxDurationMs: 60_000,
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+};
+
+describe('classifyFailure', () => {
+  it.each([
+    [new InvalidJsonError('x'), 'invalid_json'],
+    [new InvalidEventError('x'), 'invalid_event'],
+    [new MappingFailedError('MAP.X', 'x'), 'mapping_failed'],
+    [new BlockedByEarlierFailureError('x'), 'blocked_by_earlier_failure'],
+    [new InDoubtError('x'), 'in_doubt'],
+  ])('dead-letters %p with its own reason', (error, reason) => {
+    expect(classifyFailure(error)).toEqual({ kind: 'dead_letter', reason });
+  });
+
+  it.each([
+    new PayflowValidationError(init(422), []),
+    new PayflowClientError(init(409)),
+    new PayflowNotFoundError(init(404)),
+    new PayflowForbiddenError(init(403)),
+  ])('dead-letters a permanent Payflow failure as rejected_by_payflow (%p)', (error) => {
+    expect(classifyFailure(error)).toEqual({ kind: 'dead_letter', reason: 'rejected_by_payflow' });
+  });
+
+  it.each([
+    new PayflowServerError(init(503)),
+    new PayflowNetworkError(init(), 'ECONNRESET'),
+    new PayflowTimeoutError(init(), 'headers'),
+    new PayflowAbortedError(init(), 'closed'),
+    new PayflowRateLimitedError(init(429)),
+  ])('retries a transient Payflow failure (%p)', (error) => {
+    expect(classifyFailure(error)).toEqual({
+      kind: 'retry',
+      cause: 'transient',
+      retryAfterMs: undefined,
+    });
+  });
+
+  it('carries Retry-After of a 429', () => {
+    expect(classifyFailure(new PayflowRateLimitedError(init(429, 7000)))).toEqual({
+      kind: 'retry',
+      cause: 'transient',
+      retryAfterMs: 7000,
+    });
+  });
+
+  it('retries other transient AppErrors and unknown errors', () => {
+    expect(classifyFailure(new OrderBusyError('busy'))).toEqual({
+      kind: 'retry',
+      cause: 'transient',
+      retryAfterMs: undefined,
+    });
+    for (const error of [
+      new Error('connection terminated'),
+      new TypeError('x'),
+      'a string',
+      null,
+    ]) {
+      expect(classifyFailure(error)).toEqual({
+        kind: 'retry',
+        cause: 'unknown',
+        retryAfterMs: undefined,
+      });
+    }
+  });
+
+  it('dead-letters any other permanent AppError as mapping_failed', () => {
+    expect(classifyFailure(new ValidationError('X.BAD', 'bad'))).toEqual({
+      kind: 'dead_letter',
+      reason: 'mapping_failed',
+    });
+  });
+});
+
+describe('decideFailure', () => {
+  const history = (attempt: number, elapsed = 0) => ({
+    attempt,
+    firstAttemptAt: 0,
+    now: elapsed,
+  });
+
+  it('retries within the budget and exhausts beyond it', () => {
+    const error = new PayflowServerError(init(500));
+    expect(decideFailure(error, history(1), policy, () => 0)).toEqual({
+      action: 'retry',
+      delayMs: 50,
+      cause: 'transient',
+    });
+    expect(decideFailure(error, history(3), policy, () => 0)).toEqual({
+      action: 'dead_letter',
+      reason: 'retries_exhausted',
+    });
+    expect(decideFailure(new Error('db down'), history(1, 60_000), policy, () => 0)).toEqual({
+      action: 'dead_letter',
+      reason: 'retries_exhausted',
+    });
+  });
+
+  it('waits for Retry-After', () => {
+    expect(
+      decideFailure(new PayflowRateLimitedError(init(429, 4000)), history(1), policy, () => 0),
+    ).toEqual({ action: 'retry', delayMs: 4000, cause: 'transient' });
+  });
+
+  it('dead-letters a rejection at once, whatever the attempt', () => {
+    expect(decideFailure(new InDoubtError('x'), history(2), policy, () => 0)).toEqual({
+      action: 'dead_letter',
+      reason: 'in_doubt',
+    });
+  });
+});
+
+describe('describeFailure', () => {
+  it('keeps our own errors as CODE: message on one line', () => {
+    expect(
+      describeFailure(new InvalidEventError('invalid envelope:\n eventId: must be a UUID')),
+    ).toBe('EVENT.INVALID: invalid envelope: eventId: must be a UUID');
+  });
+
+  it('scrubs e-mail addresses and long numbers from foreign errors', () => {
+    const error = Object.assign(new Error('Key (email)=(kari@example.no) phone 4791234567'), {
+      code: '23505',
+    });
+    expect(describeFailure(error)).toBe('Error 23505: Key (email)=([email]) phone [number]');
+    expect(describeFailure(42)).toBe('non-error thrown: number');
+  });
+
+  it('bounds the length', () => {
+    expect(oneLine('x'.repeat(50), 10)).toBe(`${'x'.repeat(9)}…`);
+    expect(oneLine('  a\t\r\n b  ')).toBe('a b');
+  });
+});

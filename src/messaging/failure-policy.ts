@@ -1,0 +1,98 @@
+/**
+ * The one place that turns a failure of an order event into "retry" or "dead letter". It
+ * reads the error's class (and `transient`, `retryAfterMs`), nothing else:
+ *
+ * | error                                                       | decision                         |
+ * |-------------------------------------------------------------|----------------------------------|
+ * | EventRejectedError (invalid_json, invalid_event, mapping_failed, blocked_by_earlier_failure, in_doubt) | dead letter at once, its `reason` |
+ * | PayflowError, transient = false (422, 400, 401, 403, 404, 409 …) | dead letter `rejected_by_payflow` at once |
+ * | any other AppError, transient = false                       | dead letter `mapping_failed` at once (it declares that retrying cannot help) |
+ * | AppError, transient = true (Payflow network, time-out, 5xx, 429; OrderBusy …) | retry this order with back-off  |
+ * | PayflowError 429 with retryAfterMs                          | retry, not sooner than Retry-After |
+ * | anything else (a bug, a database error, a non-Error value)  | retry this order with back-off   |
+ * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
+ */
+import { AppError } from '../common/app-error.js';
+import { EventRejectedError, type DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+import { PayflowError } from '../payflow/payflow.errors.js';
+import { nextRetry, type AttemptHistory, type RetryPolicy } from './retry-policy.js';
+
+export type FailureClass =
+  | { readonly kind: 'dead_letter'; readonly reason: DeadLetterReason }
+  | {
+      readonly kind: 'retry';
+      /** `transient`: the error says so; `unknown`: not one of ours, retried to be safe. */
+      readonly cause: 'transient' | 'unknown';
+      readonly retryAfterMs: number | undefined;
+    };
+
+/** Classifies a failure by its class alone (no budget involved). */
+export function classifyFailure(error: unknown): FailureClass {
+  if (error instanceof EventRejectedError) return { kind: 'dead_letter', reason: error.reason };
+  if (error instanceof PayflowError) {
+    if (!error.transient) return { kind: 'dead_letter', reason: 'rejected_by_payflow' };
+    return { kind: 'retry', cause: 'transient', retryAfterMs: error.retryAfterMs };
+  }
+  if (error instanceof AppError) {
+    if (!error.transient) return { kind: 'dead_letter', reason: 'mapping_failed' };
+    return { kind: 'retry', cause: 'transient', retryAfterMs: undefined };
+  }
+  return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined };
+}
+
+export type FailureDecision =
+  | { readonly action: 'dead_letter'; readonly reason: DeadLetterReason }
+  | {
+      readonly action: 'retry';
+      readonly delayMs: number;
+      readonly cause: 'transient' | 'unknown';
+    };
+
+/** Classification plus the retry budget: what to do after attempt `history.attempt` failed. */
+export function decideFailure(
+  error: unknown,
+  history: Omit<AttemptHistory, 'minDelayMs'>,
+  policy: RetryPolicy,
+  random: () => number,
+): FailureDecision {
+  const failure = classifyFailure(error);
+  switch (failure.kind) {
+    case 'dead_letter':
+      return { action: 'dead_letter', reason: failure.reason };
+    case 'retry': {
+      const verdict = nextRetry({ ...history, minDelayMs: failure.retryAfterMs }, policy, random);
+      if (!verdict.retry) return { action: 'dead_letter', reason: 'retries_exhausted' };
+      return { action: 'retry', delayMs: verdict.delayMs, cause: failure.cause };
+    }
+  }
+}
+
+const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;
+const LONG_NUMBER = /\d{7,}/g;
+
+/**
+ * One line describing a failure, for logs and `x-dlq-error`. Our own errors (AppError) carry
+ * no personal data by contract and are kept as `CODE: message`; any other error's message is
+ * scrubbed of e-mail addresses and long digit runs (phone, card or account numbers that a
+ * driver error might echo) and shortened.
+ */
+export function describeFailure(error: unknown, maxLength = 500): string {
+  let text: string;
+  if (error instanceof AppError) {
+    text = `${error.code}: ${error.message}`;
+  } else if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const name = typeof code === 'string' ? `${error.name} ${code}` : error.name;
+    text = `${name}: ${error.message.replace(EMAIL, '[email]').replace(LONG_NUMBER, '[number]')}`;
+  } else {
+    text = `non-error thrown: ${typeof error}`;
+  }
+  return oneLine(text, maxLength);
+}
+
+/** Collapses whitespace and control characters into single spaces and bounds the length. */
+export function oneLine(text: string, maxLength = 500): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
+  return flat.length <= maxLength ? flat : `${flat.slice(0, Math.max(0, maxLength - 1))}…`;
+}

@@ -1,0 +1,189 @@
+/**
+ * PartitionConsumer over a kafkajs consumer: eachBatch with manual commits and manual offset
+ * resolution, GROUP_JOIN / REBALANCING / CRASH events turned into handler calls.
+ *
+ * Options that exist for the librdkafka mock cluster in tests (partitionAssigners with a
+ * SyncGroup delay, short session time-out, short fetch wait) are ordinary options here; the
+ * defaults are meant for real Apache Kafka.
+ */
+import type { Consumer, IHeaders, KafkaMessage, PartitionAssigner } from 'kafkajs';
+import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
+import type {
+  PartitionConsumer,
+  PartitionConsumerHandlers,
+  TopicPartition,
+  TopicPartitionOffset,
+} from './consumer.port.js';
+import type { InboundMessage } from './messaging.ports.js';
+
+/** A kafkajs partition assigner (e.g. the mock-safe one of the tests). */
+export type KafkaPartitionAssigner = PartitionAssigner;
+
+export interface KafkaConsumerOptions {
+  /** KAFKA_GROUP_ID. */
+  readonly groupId: string;
+  /** kafkajs default 30000; the broker's group.min/max.session.timeout.ms bound it. */
+  readonly sessionTimeoutMs?: number;
+  /** Default sessionTimeout / 10, at most 3000. */
+  readonly heartbeatIntervalMs?: number;
+  /** Time a rebalance waits for members to rejoin (kafkajs default 60000). */
+  readonly rebalanceTimeoutMs?: number;
+  /**
+   * Fetch long-poll. kafkajs defaults to 5000; we use 1000 because disconnect() waits for
+   * an open fetch, and with every partition paused (draining) kafkajs sleeps this long.
+   */
+  readonly maxWaitTimeInMs?: number;
+  readonly maxBytesPerPartition?: number;
+  /** Default: kafkajs round robin. Tests on the mock cluster pass mockSafePartitionAssigner(). */
+  readonly partitionAssigners?: readonly KafkaPartitionAssigner[];
+  /**
+   * Batches handled at once by kafkajs. eachBatch only enqueues (it waits just when the
+   * in-flight limit is reached, and then nothing else could be taken either), so 1 is plenty.
+   */
+  readonly partitionsConsumedConcurrently?: number;
+}
+
+export class KafkaPartitionConsumer implements PartitionConsumer {
+  private readonly consumer: Consumer;
+  private readonly partitionsConsumedConcurrently: number;
+  private readonly removeListeners: (() => void)[] = [];
+
+  constructor(client: KafkaClientOptions, options: KafkaConsumerOptions) {
+    const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+    this.partitionsConsumedConcurrently = options.partitionsConsumedConcurrently ?? 1;
+    this.consumer = createKafkaClient(client).consumer({
+      groupId: options.groupId,
+      sessionTimeout,
+      heartbeatInterval:
+        options.heartbeatIntervalMs ?? Math.min(3_000, Math.floor(sessionTimeout / 10)),
+      rebalanceTimeout: options.rebalanceTimeoutMs ?? 60_000,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1_000,
+      ...(options.maxBytesPerPartition === undefined
+        ? {}
+        : { maxBytesPerPartition: options.maxBytesPerPartition }),
+      ...(options.partitionAssigners === undefined
+        ? {}
+        : { partitionAssigners: [...options.partitionAssigners] }),
+      allowAutoTopicCreation: false,
+    });
+  }
+
+  /** The kafkajs consumer, for diagnostics (what `unwrap()` of the transport returns). */
+  get client(): Consumer {
+    return this.consumer;
+  }
+
+  connect(): Promise<void> {
+    return this.consumer.connect();
+  }
+
+  subscribe(topic: string, options: { readonly fromBeginning: boolean }): Promise<void> {
+    return this.consumer.subscribe({ topics: [topic], fromBeginning: options.fromBeginning });
+  }
+
+  async run(handlers: PartitionConsumerHandlers): Promise<void> {
+    const { events } = this.consumer;
+    this.removeListeners.push(
+      this.consumer.on(events.GROUP_JOIN, (event) => {
+        const assignment = Object.entries(event.payload.memberAssignment).flatMap(
+          ([topic, partitions]) => partitions.map((partition) => ({ topic, partition })),
+        );
+        handlers.onAssignment(assignment);
+      }),
+      this.consumer.on(events.REBALANCING, () => handlers.onRebalancing()),
+      this.consumer.on(events.CRASH, (event) =>
+        handlers.onCrash(event.payload.error, event.payload.restart),
+      ),
+    );
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.partitionsConsumedConcurrently,
+      eachBatch: async (payload) => {
+        if (!payload.isRunning() || payload.isStale()) return;
+        const { batch } = payload;
+        await handlers.onBatch(
+          {
+            topic: batch.topic,
+            partition: batch.partition,
+            highWatermark: batch.highWatermark,
+            messages: batch.messages.map((message) =>
+              toInboundMessage(batch.topic, batch.partition, message),
+            ),
+          },
+          {
+            resolveOffset: (offset) => payload.resolveOffset(offset),
+            heartbeat: () => payload.heartbeat(),
+          },
+        );
+      },
+    });
+  }
+
+  pause(partitions: readonly TopicPartition[]): void {
+    if (partitions.length > 0) this.consumer.pause(groupByTopic(partitions));
+  }
+
+  resume(partitions: readonly TopicPartition[]): void {
+    if (partitions.length > 0) this.consumer.resume(groupByTopic(partitions));
+  }
+
+  commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    return this.consumer.commitOffsets(offsets.map((offset) => ({ ...offset })));
+  }
+
+  async disconnect(): Promise<void> {
+    try {
+      await this.consumer.disconnect();
+    } finally {
+      for (const remove of this.removeListeners.splice(0)) remove();
+    }
+  }
+}
+
+export function createKafkaPartitionConsumer(
+  client: KafkaClientOptions,
+  options: KafkaConsumerOptions,
+): KafkaPartitionConsumer {
+  return new KafkaPartitionConsumer(client, options);
+}
+
+function groupByTopic(
+  partitions: readonly TopicPartition[],
+): { topic: string; partitions: number[] }[] {
+  const byTopic = new Map<string, number[]>();
+  for (const { topic, partition } of partitions) {
+    const list = byTopic.get(topic);
+    if (list === undefined) byTopic.set(topic, [partition]);
+    else list.push(partition);
+  }
+  return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
+}
+
+/** Header values as text; a repeated header keeps its last value. */
+function headersOf(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (headers === undefined) return result;
+  for (const [name, raw] of Object.entries(headers)) {
+    const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    if (value === undefined) continue;
+    result[name] = typeof value === 'string' ? value : value.toString('utf8');
+  }
+  return result;
+}
+
+export function toInboundMessage(
+  topic: string,
+  partition: number,
+  message: KafkaMessage,
+): InboundMessage {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key ?? null,
+    value: message.value,
+    headers: headersOf(message.headers),
+    timestamp: message.timestamp,
+  };
+}

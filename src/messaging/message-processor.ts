@@ -1,0 +1,173 @@
+/**
+ * Takes one order-event message from "fetched" to "done": parse the envelope, hand it to the
+ * event's handler, retry transient failures with back-off (this order waits, the others go
+ * on), and give up into the dead-letter sink when the failure policy says so. "Done" means
+ * the event took effect or the sink has it; only then may its offset be committed.
+ *
+ * `process` never rejects. It returns `abandoned` when the shutdown signal cut it short
+ * (a back-off wait or a failing sink): that offset is not done and will be redelivered.
+ */
+import type { AppLogger } from '../common/logger.js';
+import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import {
+  parseOrderEnvelope,
+  type OrderEnvelope,
+  type OrderEventType,
+} from '../orders/order-event.schema.js';
+import { decideFailure, describeFailure } from './failure-policy.js';
+import type { InboundMessage } from './messaging.ports.js';
+import { OrderEventContext } from './order-event.context.js';
+import { backoffDelayMs, sleepUnlessAborted, type RetryPolicy } from './retry-policy.js';
+import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
+
+export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };
+
+/** Calls the handler of the envelope's type; resolves when it took effect. */
+export type OrderEventDispatch = (
+  envelope: ParsedOrderEnvelope,
+  context: OrderEventContext,
+) => Promise<void>;
+
+export interface MessageProcessorOptions {
+  readonly dispatch: OrderEventDispatch;
+  readonly deadLetterSink: DeadLetterSink;
+  readonly retry: RetryPolicy;
+  /** Back-off of retries of a failing dead-letter sink (it is retried until shutdown). */
+  readonly sinkRetry?: { readonly baseDelayMs: number; readonly maxDelayMs: number };
+  readonly logger: AppLogger;
+  readonly metrics: OrderEventsMetrics;
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+export class MessageProcessor {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly sinkRetry: { readonly baseDelayMs: number; readonly maxDelayMs: number };
+
+  constructor(private readonly options: MessageProcessorOptions) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.sinkRetry = options.sinkRetry ?? { baseDelayMs: 500, maxDelayMs: 30_000 };
+  }
+
+  async process(message: InboundMessage, signal: AbortSignal): Promise<ProcessOutcome> {
+    const log = this.options.logger;
+    const where = { topic: message.topic, partition: message.partition, offset: message.offset };
+    let envelope: ParsedOrderEnvelope;
+    try {
+      envelope = parseOrderEnvelope(message.value, message.key);
+    } catch (error) {
+      const decision = decideFailure(
+        error,
+        { attempt: 1, firstAttemptAt: this.now(), now: this.now() },
+        this.options.retry,
+        this.random,
+      );
+      // parseOrderEnvelope throws InvalidJsonError / InvalidEventError; anything else is a bug.
+      const reason: DeadLetterReason =
+        decision.action === 'dead_letter' ? decision.reason : 'invalid_event';
+      return this.deadLetter(message, null, reason, describeFailure(error), 1, signal);
+    }
+
+    const about = { ...where, eventType: envelope.type, eventId: envelope.eventId };
+    const firstAttemptAt = this.now();
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) return 'abandoned';
+      const started = this.now();
+      try {
+        await this.options.dispatch(envelope, new OrderEventContext([message, attempt]));
+        log.debug(
+          { ...about, orderId: envelope.orderId, attempt, durationMs: this.now() - started },
+          'order event handled',
+        );
+        return 'succeeded';
+      } catch (error) {
+        const decision = decideFailure(
+          error,
+          { attempt, firstAttemptAt, now: this.now() },
+          this.options.retry,
+          this.random,
+        );
+        switch (decision.action) {
+          case 'dead_letter':
+            return this.deadLetter(
+              message,
+              envelope,
+              decision.reason,
+              describeFailure(error),
+              attempt,
+              signal,
+            );
+          case 'retry': {
+            if (signal.aborted) return 'abandoned';
+            this.options.metrics.retried(decision.cause);
+            log.warn(
+              {
+                ...about,
+                orderId: envelope.orderId,
+                attempt,
+                delayMs: decision.delayMs,
+                cause: decision.cause,
+                error: describeFailure(error),
+              },
+              'order event failed, retrying this order after a back-off',
+            );
+            if (!(await sleepUnlessAborted(decision.delayMs, signal))) return 'abandoned';
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  /** Hands the dead letter to the sink, retrying the sink until it succeeds or shutdown. */
+  private async deadLetter(
+    message: InboundMessage,
+    envelope: ParsedOrderEnvelope | null,
+    reason: DeadLetterReason,
+    error: string,
+    attempts: number,
+    signal: AbortSignal,
+  ): Promise<ProcessOutcome> {
+    const orderId = envelope?.orderId ?? message.key?.toString('utf8') ?? null;
+    const letter = {
+      message,
+      reason,
+      error,
+      attempts,
+      orderId,
+      eventId: envelope?.eventId ?? null,
+      eventType: envelope?.type ?? null,
+      failedAt: new Date(this.now()),
+    };
+    const about = {
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+      orderId,
+      eventId: letter.eventId,
+      eventType: letter.eventType,
+      reason,
+      attempts,
+    };
+    for (let sinkAttempt = 1; ; sinkAttempt++) {
+      try {
+        await this.options.deadLetterSink.deadLetter(letter);
+        this.options.metrics.deadLettered(reason);
+        this.options.logger.warn({ ...about, error }, 'order event dead-lettered');
+        return 'dead_lettered';
+      } catch (sinkError) {
+        this.options.logger.error(
+          { ...about, sinkAttempt, error: describeFailure(sinkError) },
+          'dead-letter sink failed; retrying it (the offset stays uncommitted)',
+        );
+        if (signal.aborted) return 'abandoned';
+        this.options.metrics.retried('dead_letter_sink');
+        const delay = backoffDelayMs(sinkAttempt, this.sinkRetry, this.random);
+        if (!(await sleepUnlessAborted(delay, signal))) return 'abandoned';
+      }
+    }
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Nest modules of the messaging layer:
+ *
+ * - MessagingModule.forRoot(): MESSAGE_PRODUCER (kafkajs, acks = all), connected at start-up
+ *   and disconnected in onApplicationShutdown, i.e. after the outbox relay and the
+ *   transport stopped.
+ * - OrderEventsTransportModule.forRoot({ imports }): the OrderEventsTransport as a provider,
+ *   so that Nest calls its beforeApplicationShutdown (drain) on SIGTERM. `imports` must make
+ *   DEAD_LETTER_SINK available (the dead-letters module); APP_CONFIG and APP_LOGGER come from
+ *   the global ConfigModule and LoggerModule. Then `connectOrderEvents(app, app.get(OrderEventsTransport))`.
+ */
+import {
+  Global,
+  Inject,
+  Module,
+  type DynamicModule,
+  type ModuleMetadata,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
+import { APP_LOGGER } from '../common/logger.module.js';
+import type { AppLogger } from '../common/logger.js';
+import { DEAD_LETTER_SINK, type DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import { kafkaClientOptionsFromConfig } from './kafka.client.js';
+import { createKafkaMessageProducer, type KafkaProducerOptions } from './kafka.producer.js';
+import { MESSAGE_PRODUCER, type MessageProducer } from './messaging.ports.js';
+import { OrderEventsTransport } from './order-events.transport.js';
+import { createOrderEventsTransport, type OrderEventsOverrides } from './order-events.wiring.js';
+import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
+
+/** Injection token of the transport's metrics sink (optional; defaults to none). */
+export const ORDER_EVENTS_METRICS = Symbol('ORDER_EVENTS_METRICS');
+
+@Global()
+@Module({})
+export class MessagingModule implements OnApplicationShutdown {
+  constructor(@Inject(MESSAGE_PRODUCER) private readonly producer: MessageProducer) {}
+
+  static forRoot(options: KafkaProducerOptions = {}): DynamicModule {
+    return {
+      module: MessagingModule,
+      providers: [
+        {
+          provide: MESSAGE_PRODUCER,
+          inject: [APP_CONFIG, APP_LOGGER],
+          useFactory: async (config: AppConfig, logger: AppLogger): Promise<MessageProducer> => {
+            const producer = createKafkaMessageProducer(
+              kafkaClientOptionsFromConfig(config, logger),
+              options,
+            );
+            await producer.connect();
+            return producer;
+          },
+        },
+      ],
+      exports: [MESSAGE_PRODUCER],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.producer.disconnect();
+  }
+}
+
+@Module({})
+export class OrderEventsTransportModule {
+  static forRoot(
+    options: {
+      readonly imports?: ModuleMetadata['imports'];
+      readonly overrides?: OrderEventsOverrides;
+    } = {},
+  ): DynamicModule {
+    return {
+      module: OrderEventsTransportModule,
+      imports: options.imports ?? [],
+      providers: [
+        {
+          provide: OrderEventsTransport,
+          inject: [
+            APP_CONFIG,
+            APP_LOGGER,
+            DEAD_LETTER_SINK,
+            { token: ORDER_EVENTS_METRICS, optional: true },
+          ],
+          useFactory: (
+            config: AppConfig,
+            logger: AppLogger,
+            deadLetterSink: DeadLetterSink,
+            metrics: OrderEventsMetrics | undefined,
+          ): OrderEventsTransport =>
+            createOrderEventsTransport(
+              config,
+              { deadLetterSink, logger, metrics: metrics ?? NO_METRICS },
+              options.overrides,
+            ),
+        },
+      ],
+      exports: [OrderEventsTransport],
+    };
+  }
+}

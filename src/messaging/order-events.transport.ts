@@ -1,0 +1,288 @@
+/**
+ * The Nest transport of ERP order events (CONTRACT §2), replacing @nestjs/microservices'
+ * ServerKafka: handlers stay `@EventPattern('order.payment_requested')` methods, but the
+ * transport owns delivery (see delivery-engine.ts for concurrency, back-pressure, commits
+ * and rebalances, message-processor.ts for parsing, retries and dead letters, and
+ * failure-policy.ts for the retry / dead-letter decision).
+ *
+ * Handlers get the parsed envelope as payload and an OrderEventContext as context. They must
+ * be installed with OrderEventExceptionFilter (see order-events.wiring.ts): Nest's default
+ * RPC exception filter replaces every error with `{ status: 'error', message }`, which
+ * would hide the error class the failure policy decides by.
+ *
+ * Shutdown: call `drain()` before Nest tears the modules down (the transport implements
+ * `beforeApplicationShutdown`, so as a Nest provider it is called for you); `close()`
+ * drains too and is idempotent.
+ */
+import type { BeforeApplicationShutdown } from '@nestjs/common';
+import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import { EventEmitter } from 'node:events';
+import { isObservable, lastValueFrom } from 'rxjs';
+import type { AppLogger } from '../common/logger.js';
+import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
+import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
+import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
+import { describeFailure } from './failure-policy.js';
+import { assertHandlerRegistry } from './handler-registry.js';
+import { MessageProcessor, type ParsedOrderEnvelope } from './message-processor.js';
+import type { OrderEventContext } from './order-event.context.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
+
+/** transportId of this transport (handlers declared for another transport are skipped). */
+export const ORDER_EVENTS_TRANSPORT = Symbol('ORDER_EVENTS_TRANSPORT');
+
+export interface OrderEventsTransportOptions {
+  /** The consumer-group client, e.g. createKafkaPartitionConsumer(...). */
+  readonly consumer: PartitionConsumer;
+  /** TOPIC_ORDERS. */
+  readonly topic: string;
+  readonly deadLetterSink: DeadLetterSink;
+  readonly logger: AppLogger;
+  /** MAX_IN_FLIGHT: messages held at once (queued + running). Default 256. */
+  readonly maxInFlight?: number;
+  /** RETRY_MAX_ATTEMPTS / RETRY_MAX_DURATION and the back-off. */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Back-off of a failing dead-letter sink (retried until shutdown). */
+  readonly sinkRetry?: { readonly baseDelayMs: number; readonly maxDelayMs: number };
+  /** Commit cadence. Default 200 ms. */
+  readonly commitIntervalMs?: number;
+  /** Commit early after this many completions. Default 500. */
+  readonly commitEveryCompletions?: number;
+  /** How long running handlers may take to finish at shutdown. Default 20 s. */
+  readonly drainTimeoutMs?: number;
+  /**
+   * Bound of the final commit, and again of leaving the group. Default 4 s, so that a
+   * shutdown takes at most drainTimeoutMs + 8 s = 28 s (inside Kubernetes' default 30 s).
+   */
+  readonly closeStepTimeoutMs?: number;
+  /**
+   * Where a group without committed offsets starts: true = the oldest retained event (no
+   * event published before the first start is skipped). Default true.
+   */
+  readonly fromBeginning?: boolean;
+  readonly metrics?: OrderEventsMetrics;
+  readonly random?: () => number;
+}
+
+export type OrderEventsTransportStatus =
+  'idle' | 'connecting' | 'connected' | 'draining' | 'closed' | 'crashed';
+
+export type OrderEventsTransportEvents = {
+  /** The Kafka client stopped for good; the process should be restarted. */
+  crash: (error: Error) => void;
+  /** This member's partitions after a (re)join. */
+  assignment: (partitions: readonly TopicPartition[]) => void;
+};
+
+export interface OrderEventsTransportStats extends EngineStats {
+  readonly status: OrderEventsTransportStatus;
+}
+
+/** What Nest's default RPC exception filter leaves of an error. */
+export class HandlerErrorHiddenError extends Error {
+  constructor() {
+    super(
+      'the handler failed, but an exception filter replaced its error (install OrderEventExceptionFilter)',
+    );
+    this.name = 'HandlerErrorHiddenError';
+  }
+}
+
+function isNestErrorPayload(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof Error) &&
+    (value as { status?: unknown }).status === 'error'
+  );
+}
+
+export class OrderEventsTransport
+  extends Server<OrderEventsTransportEvents, OrderEventsTransportStatus>
+  implements CustomTransportStrategy, BeforeApplicationShutdown
+{
+  override transportId = ORDER_EVENTS_TRANSPORT;
+  private readonly events = new EventEmitter();
+  private readonly log: AppLogger;
+  private readonly engine: DeliveryEngine;
+  private state: OrderEventsTransportStatus = 'idle';
+  private starting: Promise<void> | undefined;
+  private draining: Promise<void> | undefined;
+  private warnedHiddenError = false;
+
+  constructor(private readonly options: OrderEventsTransportOptions) {
+    super();
+    this.log = options.logger;
+    const metrics = options.metrics ?? NO_METRICS;
+    const processor = new MessageProcessor({
+      dispatch: (envelope, context) => this.dispatch(envelope, context),
+      deadLetterSink: options.deadLetterSink,
+      retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+      ...(options.sinkRetry === undefined ? {} : { sinkRetry: options.sinkRetry }),
+      logger: options.logger,
+      metrics,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    });
+    this.engine = new DeliveryEngine({
+      consumer: options.consumer,
+      topic: options.topic,
+      process: (message, signal) => processor.process(message, signal),
+      maxInFlight: options.maxInFlight ?? 256,
+      commitIntervalMs: options.commitIntervalMs ?? 200,
+      commitEveryCompletions: options.commitEveryCompletions ?? 500,
+      fromBeginning: options.fromBeginning ?? true,
+      logger: options.logger,
+      metrics,
+      onFatal: (error) => {
+        this.setStatus('crashed');
+        this.events.emit('crash', error);
+      },
+      onAssignment: (partitions) => this.events.emit('assignment', partitions),
+    });
+    this.setStatus('idle');
+  }
+
+  /**
+   * Nest calls this from `listen()` / `startAllMicroservices()`. Checks the handler
+   * registry first and refuses to start when it is incomplete.
+   */
+  listen(callback: (...optionalParams: unknown[]) => unknown): void {
+    this.starting ??= this.start();
+    this.starting.then(
+      () => {
+        callback();
+      },
+      (error: unknown) => {
+        callback(error);
+      },
+    );
+  }
+
+  /** Graceful stop (idempotent): see DeliveryEngine.stop. */
+  drain(): Promise<void> {
+    this.draining ??= this.stop();
+    return this.draining;
+  }
+
+  /** Nest calls this when the microservice closes; drains first if nobody did. */
+  close(): Promise<void> {
+    return this.drain();
+  }
+
+  /** Nest lifecycle hook, when the transport is also a provider (OrderEventsTransportModule). */
+  beforeApplicationShutdown(): Promise<void> {
+    return this.drain();
+  }
+
+  on<
+    EventKey extends keyof OrderEventsTransportEvents = keyof OrderEventsTransportEvents,
+    EventCallback extends OrderEventsTransportEvents[EventKey] =
+      OrderEventsTransportEvents[EventKey],
+  >(event: EventKey, callback: EventCallback): () => void {
+    const listener = callback as unknown as (...args: unknown[]) => void;
+    this.events.on(event, listener);
+    return () => {
+      this.events.off(event, listener);
+    };
+  }
+
+  /** The PartitionConsumer (KafkaPartitionConsumer has `.client`, the kafkajs consumer). */
+  unwrap<T>(): T {
+    return this.options.consumer as unknown as T;
+  }
+
+  get currentStatus(): OrderEventsTransportStatus {
+    return this.state;
+  }
+
+  stats(): OrderEventsTransportStats {
+    return { status: this.state, ...this.engine.stats() };
+  }
+
+  private async start(): Promise<void> {
+    assertHandlerRegistry(this.messageHandlers, ORDER_EVENT_TYPES);
+    if (this.draining !== undefined) throw new Error('the order-events transport was closed');
+    this.setStatus('connecting');
+    try {
+      await this.engine.start();
+    } catch (error) {
+      this.log.error({ error: describeFailure(error) }, 'order events: failed to start');
+      this.setStatus('crashed');
+      await this.options.consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+    if (this.state === 'connecting') this.setStatus('connected');
+    this.log.info(
+      { topic: this.options.topic, handlers: this.messageHandlers.size },
+      'order events: consuming',
+    );
+  }
+
+  private async stop(): Promise<void> {
+    if (this.starting === undefined) {
+      this.setStatus('closed');
+      return;
+    }
+    const started = await this.starting.then(
+      () => true,
+      () => false,
+    );
+    if (!started) {
+      this.setStatus('closed');
+      return;
+    }
+    this.setStatus('draining');
+    const report = await this.engine.stop({
+      drainTimeoutMs: this.options.drainTimeoutMs ?? 20_000,
+      commitTimeoutMs: this.options.closeStepTimeoutMs ?? 4_000,
+    });
+    this.setStatus('closed');
+    this.log.info(
+      {
+        unfinished: report.unfinished,
+        abandoned: report.abandoned,
+        committed: report.committed.map((o) => `${o.partition}@${o.offset}`),
+      },
+      'order events: stopped',
+    );
+  }
+
+  /** Runs the envelope's handler inside Nest's processing hooks (instrumentation). */
+  private async dispatch(envelope: ParsedOrderEnvelope, context: OrderEventContext): Promise<void> {
+    const handler = this.messageHandlers.get(envelope.type);
+    if (handler === undefined) throw new Error(`no handler registered for ${envelope.type}`);
+    const outcome = await new Promise<{ failed: boolean; error?: unknown }>((resolve) => {
+      const runEndHook = this.createProcessingEndHookRunner(context);
+      this.onProcessingStartHook(ORDER_EVENTS_TRANSPORT, context, async () => {
+        try {
+          const result: unknown = await handler(envelope, context);
+          if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+          resolve({ failed: false });
+        } catch (error) {
+          resolve({ failed: true, error });
+        } finally {
+          runEndHook();
+        }
+      });
+    });
+    if (outcome.failed) throw this.revealError(outcome.error);
+  }
+
+  private revealError(error: unknown): unknown {
+    if (!isNestErrorPayload(error)) return error;
+    if (!this.warnedHiddenError) {
+      this.warnedHiddenError = true;
+      this.log.error(
+        'order events: handler errors reach the transport without their class; install OrderEventExceptionFilter (see order-events.wiring.ts). Until then every failure is retried as unknown.',
+      );
+    }
+    return new HandlerErrorHiddenError();
+  }
+
+  private setStatus(status: OrderEventsTransportStatus): void {
+    this.state = status;
+    this._status$.next(status);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * How the order-events transport is put into a Nest application.
+ *
+ * Hybrid application (HTTP + Kafka, the worker):
+ *
+ *   const transport = app.get(OrderEventsTransport);   // from OrderEventsTransportModule
+ *   connectOrderEvents(app, transport);
+ *   await app.startAllMicroservices();                 // refuses to start on a bad registry
+ *   app.enableShutdownHooks();                         // SIGTERM -> drain() -> close()
+ *
+ * Stand-alone microservice (tests, tools):
+ *
+ *   const ms = await createOrderEventsMicroservice(TestModule, transport, { logger: false });
+ *   await ms.listen();
+ *
+ * Both install OrderEventExceptionFilter before Nest registers the handlers: global filters
+ * are read when the listeners are registered, which `app.connectMicroservice()` does at once.
+ */
+import type { INestApplication, INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestMicroservice, type MicroserviceOptions } from '@nestjs/microservices';
+import type { AppConfig } from '../config/app-config.js';
+import type { AppLogger } from '../common/logger.js';
+import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
+import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka.consumer.js';
+import { OrderEventExceptionFilter } from './order-event-exception.filter.js';
+import {
+  OrderEventsTransport,
+  type OrderEventsTransportOptions,
+} from './order-events.transport.js';
+import type { OrderEventsMetrics } from './transport.metrics.js';
+
+/** Connects the transport to a hybrid application, with OrderEventExceptionFilter. */
+export function connectOrderEvents(
+  app: INestApplication,
+  transport: OrderEventsTransport,
+): INestMicroservice {
+  const microservice = app.connectMicroservice<MicroserviceOptions>(
+    { strategy: transport },
+    { inheritAppConfig: false, deferInitialization: true },
+  );
+  microservice.useGlobalFilters(new OrderEventExceptionFilter());
+  if (!(microservice instanceof NestMicroservice)) {
+    throw new Error('connectOrderEvents: unexpected microservice implementation');
+  }
+  // What connectMicroservice() does without deferInitialization, now that the filter is in.
+  microservice.registerListeners();
+  microservice.setIsInitialized(true);
+  microservice.setIsInitHookCalled(true);
+  return microservice;
+}
+
+/** A stand-alone Nest microservice running the transport, with OrderEventExceptionFilter. */
+export async function createOrderEventsMicroservice(
+  module: Parameters<typeof NestFactory.createMicroservice>[0],
+  transport: OrderEventsTransport,
+  options: NonNullable<Parameters<typeof NestFactory.createMicroservice>[1]> = {},
+): Promise<INestMicroservice> {
+  const microservice = await NestFactory.createMicroservice<MicroserviceOptions>(module, {
+    ...options,
+    strategy: transport,
+  });
+  microservice.useGlobalFilters(new OrderEventExceptionFilter());
+  return microservice;
+}
+
+export type OrderEventsConfig = Pick<
+  AppConfig,
+  | 'KAFKA_BROKERS'
+  | 'KAFKA_CLIENT_ID'
+  | 'KAFKA_GROUP_ID'
+  | 'KAFKA_SESSION_TIMEOUT'
+  | 'TOPIC_ORDERS'
+  | 'MAX_IN_FLIGHT'
+  | 'RETRY_MAX_ATTEMPTS'
+  | 'RETRY_MAX_DURATION'
+>;
+
+export interface OrderEventsOverrides {
+  readonly client?: Partial<KafkaClientOptions>;
+  readonly consumer?: Partial<KafkaConsumerOptions>;
+  readonly transport?: Partial<
+    Omit<OrderEventsTransportOptions, 'consumer' | 'deadLetterSink' | 'logger'>
+  >;
+}
+
+/** The transport as the worker's configuration describes it. */
+export function createOrderEventsTransport(
+  config: OrderEventsConfig,
+  deps: {
+    readonly deadLetterSink: DeadLetterSink;
+    readonly logger: AppLogger;
+    readonly metrics?: OrderEventsMetrics;
+  },
+  overrides: OrderEventsOverrides = {},
+): OrderEventsTransport {
+  const consumer = createKafkaPartitionConsumer(
+    { ...kafkaClientOptionsFromConfig(config, deps.logger), ...overrides.client },
+    {
+      groupId: config.KAFKA_GROUP_ID,
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT,
+      ...overrides.consumer,
+    },
+  );
+  return new OrderEventsTransport({
+    consumer,
+    topic: config.TOPIC_ORDERS,
+    deadLetterSink: deps.deadLetterSink,
+    logger: deps.logger,
+    maxInFlight: config.MAX_IN_FLIGHT,
+    retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, maxDurationMs: config.RETRY_MAX_DURATION },
+    ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+    ...overrides.transport,
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * What the order-events transport reports, as a small interface so that prom-client (or
+ * anything else) can be plugged in later without the transport knowing about it.
+ */
+import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+
+export type ProcessOutcome = 'succeeded' | 'dead_lettered' | 'abandoned';
+export type RetryCause = 'transient' | 'unknown' | 'dead_letter_sink';
+
+export interface OrderEventsMetrics {
+  /** Gauge: messages whose processing started and has not finished (incl. back-off waits). */
+  inFlight(count: number): void;
+  /** Gauge: messages accepted from Kafka and waiting for their key's turn. */
+  queued(count: number): void;
+  /** Gauge: high watermark minus the commit watermark of one partition. */
+  partitionLag(topic: string, partition: number, lag: number): void;
+  /** Counter: one message finished (or was given up at shutdown). */
+  processed(outcome: ProcessOutcome): void;
+  /** Counter: one dead letter handed to the sink successfully. */
+  deadLettered(reason: DeadLetterReason): void;
+  /** Counter: one retry scheduled. */
+  retried(cause: RetryCause): void;
+  /** Counter: fetching paused because MAX_IN_FLIGHT was reached. */
+  fetchPaused(): void;
+}
+
+export const NO_METRICS: OrderEventsMetrics = {
+  inFlight: () => undefined,
+  queued: () => undefined,
+  partitionLag: () => undefined,
+  processed: () => undefined,
+  deadLettered: () => undefined,
+  retried: () => undefined,
+  fetchPaused: () => undefined,
+};
+
+/** Keeps the latest values in memory (tests, a /metrics stub, debugging). */
+export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
+  inFlightNow = 0;
+  maxInFlight = 0;
+  queuedNow = 0;
+  maxQueuedPlusInFlight = 0;
+  readonly lag = new Map<string, number>();
+  readonly outcomes: Record<ProcessOutcome, number> = {
+    succeeded: 0,
+    dead_lettered: 0,
+    abandoned: 0,
+  };
+  readonly deadLetters = new Map<DeadLetterReason, number>();
+  readonly retries: Record<RetryCause, number> = {
+    transient: 0,
+    unknown: 0,
+    dead_letter_sink: 0,
+  };
+  pauses = 0;
+
+  inFlight(count: number): void {
+    this.inFlightNow = count;
+    this.maxInFlight = Math.max(this.maxInFlight, count);
+    this.maxQueuedPlusInFlight = Math.max(this.maxQueuedPlusInFlight, count + this.queuedNow);
+  }
+  queued(count: number): void {
+    this.queuedNow = count;
+    this.maxQueuedPlusInFlight = Math.max(this.maxQueuedPlusInFlight, count + this.inFlightNow);
+  }
+  partitionLag(topic: string, partition: number, lag: number): void {
+    this.lag.set(`${topic}/${partition}`, lag);
+  }
+  processed(outcome: ProcessOutcome): void {
+    this.outcomes[outcome]++;
+  }
+  deadLettered(reason: DeadLetterReason): void {
+    this.deadLetters.set(reason, (this.deadLetters.get(reason) ?? 0) + 1);
+  }
+  retried(cause: RetryCause): void {
+    this.retries[cause]++;
+  }
+  fetchPaused(): void {
+    this.pauses++;
+  }
+}
