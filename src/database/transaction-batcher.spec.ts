@@ -1,0 +1,185 @@
+import { describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import {
+  TransactionBatchError,
+  TransactionBatcher,
+  TransactionBatcherClosedError,
+  type PoolLike,
+} from './transaction-batcher.js';
+
+/** A pool whose clients record statements; `gate` holds COMMITs until released. */
+class FakePool implements PoolLike {
+  readonly log: string[][] = [];
+  failCommit = false;
+  gate: Promise<void> | undefined;
+  connects = 0;
+
+  connect(): Promise<pg.PoolClient> {
+    this.connects += 1;
+    const statements: string[] = [];
+    this.log.push(statements);
+    const client = {
+      query: async (query: string | pg.QueryConfig) => {
+        const text = typeof query === 'string' ? query : query.text;
+        statements.push(text);
+        if (text === 'COMMIT') {
+          if (this.gate) await this.gate;
+          if (this.failCommit) throw new Error('could not serialize');
+        }
+        if (text.startsWith('fail')) throw new Error(`statement failed: ${text}`);
+        return { rows: [{ text }], rowCount: 1 };
+      },
+      release: () => undefined,
+    };
+    return Promise.resolve(client as unknown as pg.PoolClient);
+  }
+}
+
+const unit = (text: string) => async (tx: { query: (t: string) => Promise<unknown[]> }) => {
+  await tx.query(text);
+  return text;
+};
+
+describe('TransactionBatcher', () => {
+  it('runs the units of one tick in one transaction, each in its savepoint', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const results = await Promise.all([batcher.run(unit('a')), batcher.run(unit('b'))]);
+    expect(results).toEqual(['a', 'b']);
+    expect(pool.log).toEqual([
+      ['BEGIN; SAVEPOINT unit', 'a', 'RELEASE SAVEPOINT unit; SAVEPOINT unit', 'b', 'COMMIT'],
+    ]);
+    expect(batcher.stats).toEqual({ batches: 1, units: 2, largestBatch: 2 });
+  });
+
+  it('rolls back and rejects only the unit that failed', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const outcomes = await Promise.allSettled([
+      batcher.run(unit('a')),
+      batcher.run(unit('fail b')),
+      batcher.run(unit('c')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(pool.log[0]).toEqual([
+      'BEGIN; SAVEPOINT unit',
+      'a',
+      'RELEASE SAVEPOINT unit; SAVEPOINT unit',
+      'fail b',
+      'ROLLBACK TO SAVEPOINT unit',
+      'c',
+      'COMMIT',
+    ]);
+  });
+
+  it('rejects every unit when the COMMIT fails (a failed unit keeps its own error)', async () => {
+    const pool = new FakePool();
+    pool.failCommit = true;
+    const batcher = new TransactionBatcher(pool);
+    const [ok, failed] = await Promise.allSettled([
+      batcher.run(unit('a')),
+      batcher.run(unit('fail b')),
+    ]);
+    expect(ok.status === 'rejected' && ok.reason).toBeInstanceOf(TransactionBatchError);
+    expect(ok.status === 'rejected' && (ok.reason as TransactionBatchError).transient).toBe(true);
+    expect(failed.status === 'rejected' && String(failed.reason)).toMatch(/statement failed/);
+    expect(pool.log[0]?.at(-1)).toBe('ROLLBACK');
+  });
+
+  it('splits at maxBatchSize', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool, { maxBatchSize: 2, maxConcurrentBatches: 4 });
+    await Promise.all(['a', 'b', 'c', 'd', 'e'].map((text) => batcher.run(unit(text))));
+    expect(pool.log.map((statements) => statements.filter((s) => s.length === 1))).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+      ['e'],
+    ]);
+  });
+
+  it('queues units while batches run and sends them together next', async () => {
+    const pool = new FakePool();
+    let open!: () => void;
+    pool.gate = new Promise<void>((resolve) => (open = resolve));
+    const batcher = new TransactionBatcher(pool, { maxConcurrentBatches: 1, maxDelayMs: 0 });
+    const first = batcher.run(unit('a'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = ['b', 'c', 'd'].map((text) => batcher.run(unit(text)));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(pool.connects).toBe(1);
+    pool.gate = undefined;
+    open();
+    await Promise.all([first, ...later]);
+    expect(pool.log.map((statements) => statements.filter((s) => s.length === 1))).toEqual([
+      ['a'],
+      ['b', 'c', 'd'],
+    ]);
+  });
+
+  it('writes the deferred rows of the units that succeeded once, before the COMMIT', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const key = {};
+    const flushed: string[][] = [];
+    const flush = async (tx: { query: (t: string) => Promise<unknown[]> }, items: string[]) => {
+      flushed.push(items);
+      await tx.query('flush');
+    };
+    const outcomes = await Promise.allSettled(
+      ['a', 'fail b', 'c'].map((text) =>
+        batcher.run(async (tx) => {
+          tx.defer(key, [`${text}-1`, `${text}-2`], flush);
+          await tx.query(text);
+        }),
+      ),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(flushed).toEqual([['a-1', 'a-2', 'c-1', 'c-2']]);
+    expect(pool.log[0]?.slice(-2)).toEqual(['flush', 'COMMIT']);
+  });
+
+  it('rejects the whole batch when a deferred write fails', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const outcomes = await Promise.allSettled(
+      ['a', 'b'].map((text) =>
+        batcher.run(async (tx) => {
+          tx.defer(tx, [text], () => Promise.reject(new Error('flush failed')));
+          await tx.query(text);
+        }),
+      ),
+    );
+    for (const outcome of outcomes) {
+      expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(TransactionBatchError);
+    }
+    expect(pool.log[0]?.at(-1)).toBe('ROLLBACK');
+  });
+
+  it('refuses a unit that uses its transaction after it ended', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    let leaked: { query: (t: string) => Promise<unknown[]> } | undefined;
+    await batcher.run((tx) => {
+      leaked = tx;
+      return Promise.resolve();
+    });
+    await expect(leaked?.query('late')).rejects.toThrow(/after it ended/);
+  });
+
+  it('finishes queued units on close and refuses new ones', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const pending = batcher.run(unit('a'));
+    await batcher.close();
+    await expect(pending).resolves.toBe('a');
+    await expect(batcher.run(unit('b'))).rejects.toBeInstanceOf(TransactionBatcherClosedError);
+  });
+});

@@ -1,0 +1,4 @@
+import { OrderCommand } from '../common/order-command.js';
+
+/** order.cancelled: cancel the order's latest payment. */
+export class CancelledCommand extends OrderCommand<'order.cancelled'> {}

@@ -1,0 +1,311 @@
+/**
+ * What `order show` prints: an order, its payments (with installments, documents, refunds
+ * and status history) and its dead letters. The view holds only what an operator needs:
+ * never the per-payment api key (nor its hash), the webhook token, event payloads, emails
+ * or phone numbers. Amounts are exact decimal text in the currency's major unit.
+ */
+
+export interface AmountView {
+  /** Decimal text in major units, e.g. "1249.50". */
+  readonly amount: string;
+  readonly currency: string;
+}
+
+export interface OrderSummaryView {
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly orderNumber: string | null;
+  readonly state: string;
+  readonly currency: string | null;
+  readonly blocked: boolean;
+  readonly blockedAt: string | null;
+  readonly blockedReason: string | null;
+  /** Null when the order is known only from its dead letters (no event took effect). */
+  readonly createdAt: string | null;
+  readonly updatedAt: string | null;
+}
+
+export interface InstallmentView {
+  readonly position: number;
+  readonly installmentRef: string | null;
+  readonly payflowInstallmentId: string | null;
+  readonly type: string | null;
+  readonly dueDate: string;
+  readonly gross: AmountView;
+  readonly providerStatus: string | null;
+  readonly removedAt: string | null;
+}
+
+export interface DocumentView {
+  readonly documentRef: string;
+  readonly payflowDocumentId: string | null;
+  readonly fileName: string;
+  readonly contentType: string;
+  readonly size: number;
+  readonly createdAt: string;
+  readonly removedAt: string | null;
+}
+
+export interface RefundView {
+  readonly refundRef: string;
+  readonly payflowRefundId: string | null;
+  readonly refundType: string | null;
+  readonly gross: AmountView;
+  readonly net: AmountView;
+  readonly remaining: AmountView | null;
+  readonly createdAt: string;
+}
+
+export interface StatusChangeView {
+  readonly recordedAt: string;
+  readonly source: string;
+  readonly previousProviderStatus: string | null;
+  readonly providerStatus: string | null;
+  readonly status: string | null;
+}
+
+export interface PaymentView {
+  readonly id: string;
+  /** The payment commands act on (the newest). */
+  readonly latest: boolean;
+  readonly payflowId: string | null;
+  readonly organizationId: string | null;
+  readonly state: string;
+  readonly providerStatus: string | null;
+  readonly status: string | null;
+  readonly paymentLink: string | null;
+  readonly paymentMethodId: string | null;
+  readonly totalGross: AmountView;
+  readonly totalNet: AmountView;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly lastPolledAt: string | null;
+  readonly installments: readonly InstallmentView[];
+  readonly documents: readonly DocumentView[];
+  readonly refunds: readonly RefundView[];
+  readonly statusHistory: readonly StatusChangeView[];
+}
+
+export interface DeadLetterView {
+  readonly id: string;
+  readonly eventId: string | null;
+  readonly eventType: string | null;
+  readonly reason: string;
+  readonly error: string;
+  readonly attempts: number;
+  readonly origin: string;
+  readonly failedAt: string;
+  readonly replayed: boolean;
+  readonly replayedAt: string | null;
+}
+
+export interface OrderView {
+  readonly order: OrderSummaryView;
+  readonly payments: readonly PaymentView[];
+  readonly deadLetters: readonly DeadLetterView[];
+}
+
+const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+const PHONE = /\+\d[\d\s().-]{6,}\d/g;
+const SECRET_PARAM = /([?&](?:api_key|apikey|api-key|token|access_token|secret)=)[^&\s"']+/gi;
+const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
+
+/**
+ * Free text from the database (errors, links, reasons) as it may be shown: emails, phone
+ * numbers and secrets in URLs or bearer headers are masked, whatever wrote the text.
+ */
+export function sanitizeText(text: string): string {
+  return text
+    .replace(SECRET_PARAM, '$1[redacted]')
+    .replace(BEARER, '$1[redacted]')
+    .replace(EMAIL, '[email]')
+    .replace(PHONE, '[phone]');
+}
+
+const DASH = '-';
+
+function show(value: string | number | null | undefined): string {
+  return value === null || value === undefined || value === '' ? DASH : String(value);
+}
+
+function money(value: AmountView | null): string {
+  return value === null ? DASH : `${value.amount} ${value.currency}`;
+}
+
+/** Columns padded to their widest cell. */
+export function renderTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  indent = '  ',
+): string[] {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    (indent + cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ')).trimEnd();
+  return [line(headers), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+}
+
+function fields(pairs: readonly (readonly [string, string])[], indent = '  '): string[] {
+  const width = Math.max(...pairs.map(([name]) => name.length));
+  return pairs.map(([name, value]) => `${indent}${name.padEnd(width)}  ${value}`);
+}
+
+function section(title: string, lines: readonly string[], empty: string): string[] {
+  return [title, ...(lines.length > 0 ? lines : [`  ${empty}`])];
+}
+
+/** The human-readable form of an order, as `order show` prints it. */
+export function renderOrderView(view: OrderView): string {
+  const { order } = view;
+  const out: string[] = [];
+  out.push(`Order ${order.orderId}`);
+  out.push(
+    ...fields([
+      ['organization', show(order.organizationId)],
+      ['order number', show(order.orderNumber)],
+      ['state', order.state],
+      ['currency', show(order.currency)],
+      [
+        'blocked',
+        order.blocked
+          ? `yes, since ${show(order.blockedAt)}${order.blockedReason ? ` (${order.blockedReason})` : ''}`
+          : 'no',
+      ],
+      ['created', show(order.createdAt)],
+      ['updated', show(order.updatedAt)],
+    ]),
+  );
+
+  out.push('');
+  out.push(`Payments (${view.payments.length})`);
+  if (view.payments.length === 0) out.push('  none');
+  for (const payment of view.payments) {
+    out.push('');
+    out.push(`  Payment ${payment.id}${payment.latest ? ' (latest)' : ''}`);
+    out.push(
+      ...fields(
+        [
+          ['Payflow id', show(payment.payflowId)],
+          ['state', payment.state],
+          [
+            'provider status',
+            `${show(payment.providerStatus)}${payment.status ? ` (${payment.status})` : ''}`,
+          ],
+          ['link', show(payment.paymentLink)],
+          ['total gross', money(payment.totalGross)],
+          ['total net', money(payment.totalNet)],
+          ['payment method', show(payment.paymentMethodId)],
+          ['created', payment.createdAt],
+          ['last polled', show(payment.lastPolledAt)],
+        ],
+        '    ',
+      ),
+    );
+    out.push('');
+    out.push(
+      ...section(
+        '    Installments',
+        payment.installments.length === 0
+          ? []
+          : renderTable(
+              ['#', 'ref', 'Payflow id', 'type', 'due date', 'amount', 'status', 'removed'],
+              payment.installments.map((i) => [
+                String(i.position),
+                show(i.installmentRef),
+                show(i.payflowInstallmentId),
+                show(i.type),
+                i.dueDate,
+                money(i.gross),
+                show(i.providerStatus),
+                show(i.removedAt),
+              ]),
+              '      ',
+            ),
+        '    none',
+      ),
+    );
+    out.push(
+      ...section(
+        '    Documents',
+        payment.documents.length === 0
+          ? []
+          : renderTable(
+              ['ref', 'file name', 'content type', 'bytes', 'Payflow id', 'removed'],
+              payment.documents.map((d) => [
+                d.documentRef,
+                d.fileName,
+                d.contentType,
+                String(d.size),
+                show(d.payflowDocumentId),
+                show(d.removedAt),
+              ]),
+              '      ',
+            ),
+        '    none',
+      ),
+    );
+    out.push(
+      ...section(
+        '    Refunds',
+        payment.refunds.length === 0
+          ? []
+          : renderTable(
+              ['ref', 'Payflow id', 'type', 'gross', 'net', 'remaining', 'created'],
+              payment.refunds.map((r) => [
+                r.refundRef,
+                show(r.payflowRefundId),
+                show(r.refundType),
+                money(r.gross),
+                money(r.net),
+                money(r.remaining),
+                r.createdAt,
+              ]),
+              '      ',
+            ),
+        '    none',
+      ),
+    );
+    out.push(
+      ...section(
+        '    Status history',
+        payment.statusHistory.length === 0
+          ? []
+          : renderTable(
+              ['recorded', 'source', 'previous', 'provider status', 'status'],
+              payment.statusHistory.map((s) => [
+                s.recordedAt,
+                s.source,
+                show(s.previousProviderStatus),
+                show(s.providerStatus),
+                show(s.status),
+              ]),
+              '      ',
+            ),
+        '    none',
+      ),
+    );
+  }
+
+  out.push('');
+  const open = view.deadLetters.filter((letter) => !letter.replayed).length;
+  out.push(`Dead letters (${view.deadLetters.length}, ${open} not replayed)`);
+  if (view.deadLetters.length === 0) out.push('  none');
+  else {
+    out.push(
+      ...renderTable(
+        ['id', 'failed', 'event type', 'reason', 'tries', 'replayed', 'error'],
+        view.deadLetters.map((d) => [
+          d.id,
+          d.failedAt,
+          show(d.eventType),
+          d.reason,
+          String(d.attempts),
+          d.replayedAt ?? 'no',
+          d.error,
+        ]),
+      ),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}

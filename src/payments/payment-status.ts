@@ -1,0 +1,49 @@
+/**
+ * Payflow's raw payment status and payflow-bridge's normalized one (docs/assumptions.md):
+ * DRAFT, OPENED, INITIATED, PENDING → pending; SUCCESS, PAID → paid; REJECTED → failed, or
+ * cancelled when every installment is CANCELLED or the bridge cancelled it; anything else
+ * → unknown (the raw value is kept beside it).
+ */
+export const NORMALIZED_STATUSES = ['pending', 'paid', 'failed', 'cancelled', 'unknown'] as const;
+export type NormalizedStatus = (typeof NORMALIZED_STATUSES)[number];
+
+export interface NormalizeContext {
+  /** Raw statuses of the payment's installments, when known. */
+  readonly installmentStatuses?: readonly string[];
+  /** The bridge cancelled the payment (order.cancelled). */
+  readonly cancelledByBridge?: boolean;
+}
+
+export function normalizePaymentStatus(
+  providerStatus: string,
+  context: NormalizeContext = {},
+): NormalizedStatus {
+  switch (providerStatus) {
+    case 'DRAFT':
+    case 'OPENED':
+    case 'INITIATED':
+    case 'PENDING':
+      return 'pending';
+    case 'SUCCESS':
+    case 'PAID':
+      return 'paid';
+    case 'REJECTED': {
+      const installments = context.installmentStatuses ?? [];
+      const allCancelled =
+        installments.length > 0 && installments.every((status) => status === 'CANCELLED');
+      return context.cancelledByBridge === true || allCancelled ? 'cancelled' : 'failed';
+    }
+    default:
+      return 'unknown';
+  }
+}
+
+/** Bridge-side lifecycle of a payment row. */
+export const PAYMENT_STATES = [
+  'creating',
+  'created',
+  'in_doubt',
+  'creation_failed',
+  'cancelled',
+] as const;
+export type PaymentState = (typeof PAYMENT_STATES)[number];

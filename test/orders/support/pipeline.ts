@@ -1,0 +1,239 @@
+/**
+ * The order pipeline as the worker builds it (Nest modules: config, logger, database,
+ * Payflow client, OrdersModule) against a test database and a sandbox, with helpers to
+ * deliver events the way the transport does (by @EventPattern) and to read what came out.
+ */
+import { createHash } from 'node:crypto';
+import { expect } from '@jest/globals';
+import { PATTERN_METADATA } from '@nestjs/microservices/constants.js';
+import { Test, type TestingModule } from '@nestjs/testing';
+import pg from 'pg';
+import { LoggerModule } from '../../../src/common/logger.module.js';
+import { silentLogger } from '../../../src/common/logger.js';
+import { loadConfig, type AppConfig } from '../../../src/config/app-config.js';
+import { ConfigModule } from '../../../src/config/config.module.js';
+import { DatabaseModule } from '../../../src/database/database.module.js';
+import {
+  DEAD_LETTER_SINK,
+  type DeadLetterSink,
+} from '../../../src/dead-letters/dead-letter.sink.js';
+import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
+import type { CommandOutcome } from '../../../src/orders/common/order-command.js';
+import type { OrderEnvelope } from '../../../src/orders/order-event.schema.js';
+import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
+import { OrdersModule, type OrdersOptionOverrides } from '../../../src/orders/orders.module.js';
+import { PaymentRequestedHandler } from '../../../src/orders/payment-requested/payment-requested.handler.js';
+import { PayflowModule } from '../../../src/payflow/payflow.module.js';
+import type { TestDatabase } from '../../support/database.js';
+import { aContext, aMessage, type MessageOptions } from '../../support/builders.js';
+import {
+  SANDBOX_CLIENT_ID,
+  SANDBOX_CLIENT_SECRET,
+  type SandboxHandle,
+} from '../../support/sandbox.js';
+
+export const WEBHOOK_BASE = 'https://bridge.example.test';
+export const STATUS_TOPIC = 'payflow.payment-status.v1';
+export const DLQ_TOPIC = 'erp.orders.v1.dlq';
+
+export function testConfig(database: TestDatabase, sandbox: SandboxHandle): AppConfig {
+  return loadConfig({
+    DATABASE_URL: database.url,
+    DB_MIGRATE: 'false',
+    DB_POOL_SIZE: '8',
+    LOG_LEVEL: 'silent',
+    PAYFLOW_BASE_URL: sandbox.url,
+    PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
+    PAYFLOW_CLIENT_ID: SANDBOX_CLIENT_ID,
+    PAYFLOW_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
+    PAYFLOW_REQUEST_TIMEOUT: '5s',
+    WEBHOOK_PUBLIC_BASE_URL: WEBHOOK_BASE,
+  });
+}
+
+type ConsumerMethod = (
+  envelope: OrderEnvelope,
+  ctx: ReturnType<typeof aContext>,
+) => Promise<CommandOutcome>;
+
+export interface Pipeline {
+  readonly module: TestingModule;
+  readonly consumer: OrdersConsumer;
+  readonly payments: PaymentRequestedHandler;
+  readonly sink: DeadLetterSink;
+  /** Delivers an envelope to its @EventPattern method, like the transport. */
+  deliver(
+    envelope: OrderEnvelope,
+    options?: MessageOptions & { attempt?: number },
+  ): Promise<CommandOutcome>;
+  /** The message `deliver` would build (for dead letters). */
+  message(envelope: OrderEnvelope, options?: MessageOptions): InboundMessage;
+  close(): Promise<void>;
+}
+
+export async function startPipeline(
+  database: TestDatabase,
+  sandbox: SandboxHandle,
+  overrides: OrdersOptionOverrides = {},
+): Promise<Pipeline> {
+  const config = testConfig(database, sandbox);
+  const module = await Test.createTestingModule({
+    imports: [
+      ConfigModule.forRoot(config),
+      LoggerModule.forRoot(silentLogger()),
+      DatabaseModule,
+      PayflowModule.forRoot(config, undefined, true),
+      OrdersModule.forRoot(overrides),
+    ],
+  }).compile();
+  await module.init();
+  const consumer = module.get(OrdersConsumer);
+  const routes = new Map<string, ConsumerMethod>();
+  const prototype = Object.getPrototypeOf(consumer) as Record<string, unknown>;
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    const method = prototype[name];
+    if (typeof method !== 'function') continue;
+    const patterns: unknown = Reflect.getMetadata(PATTERN_METADATA, method);
+    if (!Array.isArray(patterns)) continue;
+    for (const pattern of patterns)
+      routes.set(String(pattern), (method as ConsumerMethod).bind(consumer));
+  }
+  return {
+    module,
+    consumer,
+    payments: module.get(PaymentRequestedHandler),
+    sink: module.get<DeadLetterSink>(DEAD_LETTER_SINK),
+    message: (envelope, options = {}) => aMessage(envelope, options),
+    deliver: (envelope, options = {}) => {
+      const route = routes.get(envelope.type);
+      if (route === undefined) throw new Error(`no @EventPattern for ${envelope.type}`);
+      return route(envelope, aContext(aMessage(envelope, options), options.attempt ?? 1));
+    },
+    close: () => module.close(),
+  };
+}
+
+// ---------------------------------------------------------------- reading the results
+
+export function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+export interface OutboxRow {
+  readonly id: string;
+  readonly topic: string;
+  readonly key: string | null;
+  readonly value: Buffer;
+  readonly headers: Record<string, string>;
+}
+
+export interface StatusEnvelope {
+  readonly eventId: string;
+  readonly type: string;
+  readonly occurredAt: string;
+  readonly organizationId: string | null;
+  readonly orderId: string;
+  readonly paymentId: string | null;
+  readonly data: Record<string, unknown>;
+}
+
+export async function outboxRows(
+  db: pg.Pool,
+  key: string,
+  topic = STATUS_TOPIC,
+): Promise<OutboxRow[]> {
+  const { rows } = await db.query<OutboxRow>(
+    `SELECT id, topic, key, value, headers FROM outbox WHERE key = $1 AND topic = $2 ORDER BY id`,
+    [key, topic],
+  );
+  return rows;
+}
+
+/** The status events of an order, oldest first. */
+export async function statusEvents(db: pg.Pool, orderId: string): Promise<StatusEnvelope[]> {
+  return (await outboxRows(db, orderId)).map((row) => {
+    expect(row.headers).toEqual({
+      'content-type': 'application/json',
+      'x-event-type': expect.any(String),
+    });
+    const envelope = JSON.parse(row.value.toString('utf8')) as StatusEnvelope;
+    expect(row.headers['x-event-type']).toBe(envelope.type);
+    return envelope;
+  });
+}
+
+/** Sandbox control API (no auth). */
+export async function control<T = unknown>(
+  sandbox: SandboxHandle,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${sandbox.url}/sandbox${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 300)
+    throw new Error(`control ${method} ${path}: ${response.status} ${text}`);
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}
+
+export interface SandboxInstallment {
+  id: string;
+  date: string;
+  type: string;
+  grossAmount: number;
+  status: string;
+}
+
+export interface SandboxPayment {
+  id: string;
+  organizationId: string;
+  status: string;
+  currency: string;
+  totalAmount: number;
+  paymentMethodId: string;
+  lastTerminalId: string | null;
+  manualPaidNote: string | null;
+  body: {
+    customer: Record<string, unknown>;
+    order: { orderNumber: string; objects: Record<string, unknown>[] };
+    payment: Record<string, unknown> & { internalRef?: string; items?: Record<string, unknown>[] };
+    serviceAdvisorEmail?: string | null;
+    paymentMethodId?: string | null;
+    callback?: {
+      url: string;
+      status_update_url: string;
+      terminal_failure_url: string;
+      api_key: string;
+    };
+    communication?: Record<string, unknown>;
+    behaviour?: Record<string, unknown>;
+    supportFunctions?: Record<string, unknown>[];
+  };
+  installments: SandboxInstallment[] | null;
+  refunds: { refundId: string; grossRefundedAmount: number; netRefundedAmount: number }[];
+  documents: { id: string; fileName: string; size: number }[];
+}
+
+/** The sandbox's payments of one order (by internalRef). */
+export async function sandboxPayments(
+  sandbox: SandboxHandle,
+  orderId: string,
+): Promise<SandboxPayment[]> {
+  const { payments } = await control<{ payments: SandboxPayment[] }>(sandbox, 'GET', '/payments');
+  return payments.filter((payment) => payment.body.payment.internalRef === orderId);
+}
+
+/** Runs `run` and returns what it threw (fails when it did not throw). */
+export async function thrown(run: () => Promise<unknown>): Promise<Error> {
+  try {
+    await run();
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
