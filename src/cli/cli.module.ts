@@ -1,0 +1,41 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_LOGGER } from '../common/logger.module.js';
+import type { AppLogger } from '../common/logger.js';
+import type { CliConfig } from './cli.config.js';
+import {
+  CLI_CONFIG,
+  CLI_PRODUCER_FACTORY,
+  CliResources,
+  type CliProducerFactory,
+} from './cli.resources.js';
+import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
+import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
+import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
+
+export interface CliModuleOptions {
+  readonly config: CliConfig;
+  readonly logger: AppLogger;
+  readonly runtime: CliRuntime;
+  readonly createProducer: CliProducerFactory;
+}
+
+/** The operator commands (CONTRACT §6). Nothing connects before a command needs it. */
+@Module({})
+export class CliModule {
+  static forRoot(options: CliModuleOptions): DynamicModule {
+    return {
+      module: CliModule,
+      providers: [
+        { provide: CLI_CONFIG, useValue: options.config },
+        { provide: APP_LOGGER, useValue: options.logger },
+        { provide: CLI_RUNTIME, useValue: options.runtime },
+        { provide: CLI_PRODUCER_FACTORY, useValue: options.createProducer },
+        CliResources,
+        DlqCommand,
+        DlqReplayCommand,
+        OrderCommand,
+        OrderShowCommand,
+      ],
+    };
+  }
+}

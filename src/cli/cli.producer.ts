@@ -1,0 +1,17 @@
+/** The CLI's Kafka producer: the worker's (src/messaging), with a shorter retry budget. */
+import type { AppLogger } from '../common/logger.js';
+import { kafkaClientOptionsFromConfig } from '../messaging/kafka.client.js';
+import { createKafkaMessageProducer } from '../messaging/kafka.producer.js';
+import type { MessageProducer } from '../messaging/messaging.ports.js';
+import type { CliConfig } from './cli.config.js';
+
+export function createCliProducer(config: CliConfig, logger: AppLogger): MessageProducer {
+  // kafkajs logs every failed connection attempt as an error; the CLI says what failed in
+  // one line instead, and shows kafkajs's own lines only with LOG_LEVEL=debug or trace.
+  const kafkaLogger = logger.isLevelEnabled('debug') ? logger : undefined;
+  return createKafkaMessageProducer({
+    ...kafkaClientOptionsFromConfig(config, kafkaLogger),
+    // An operator waits at the terminal: give up on an unreachable Kafka within seconds.
+    retry: { retries: 3, initialRetryTimeMs: 300, maxRetryTimeMs: 3_000 },
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * The CLI's connections, opened on first use (so that --help and usage errors touch
+ * neither Postgres nor Kafka) and closed when the command ends.
+ */
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { APP_LOGGER } from '../common/logger.module.js';
+import type { AppLogger } from '../common/logger.js';
+import { createDataSource } from '../database/data-source.js';
+import { Database } from '../database/database.js';
+import type { MessageProducer } from '../messaging/messaging.ports.js';
+import type { CliConfig } from './cli.config.js';
+
+export const CLI_CONFIG = Symbol('CLI_CONFIG');
+export const CLI_PRODUCER_FACTORY = Symbol('CLI_PRODUCER_FACTORY');
+
+/** Makes the Kafka producer (not yet connected) from the CLI's configuration. */
+export type CliProducerFactory = (config: CliConfig, logger: AppLogger) => MessageProducer;
+
+/** A failure to reach a dependency, said without the connection string. */
+export class CliConnectionError extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`cannot connect to ${what}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'CliConnectionError';
+  }
+}
+
+@Injectable()
+export class CliResources implements OnApplicationShutdown {
+  private dataSource: DataSource | null = null;
+  private db: Promise<Database> | null = null;
+  private messageProducer: MessageProducer | null = null;
+  private connected: Promise<MessageProducer> | null = null;
+
+  constructor(
+    @Inject(CLI_CONFIG) private readonly config: CliConfig,
+    @Inject(CLI_PRODUCER_FACTORY) private readonly createProducer: CliProducerFactory,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  database(): Promise<Database> {
+    this.db ??= (async () => {
+      const dataSource = createDataSource({
+        url: this.config.DATABASE_URL,
+        poolSize: Math.min(this.config.DB_POOL_SIZE, 4),
+        applicationName: 'payflow-bridge-cli',
+      });
+      this.dataSource = dataSource;
+      try {
+        await dataSource.initialize();
+      } catch (error) {
+        throw new CliConnectionError('the database', error);
+      }
+      return new Database(dataSource);
+    })();
+    return this.db;
+  }
+
+  producer(): Promise<MessageProducer> {
+    this.connected ??= (async () => {
+      const producer = this.createProducer(this.config, this.logger);
+      this.messageProducer = producer;
+      try {
+        await producer.connect();
+      } catch (error) {
+        throw new CliConnectionError(`Kafka (${this.config.KAFKA_BROKERS.join(',')})`, error);
+      }
+      return producer;
+    })();
+    return this.connected;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const producer = this.messageProducer;
+    const dataSource = this.dataSource;
+    this.messageProducer = null;
+    this.dataSource = null;
+    await Promise.allSettled([
+      producer?.disconnect(),
+      dataSource?.isInitialized ? dataSource.destroy() : undefined,
+    ]);
+  }
+}

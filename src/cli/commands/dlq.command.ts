@@ -1,0 +1,181 @@
+import { Inject } from '@nestjs/common';
+import { Command, Option, SubCommand } from 'nest-commander';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../../common/logger.js';
+import {
+  DEAD_LETTER_REASONS,
+  type DeadLetterReason,
+} from '../../dead-letters/dead-letter.errors.js';
+import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
+import {
+  DeadLetterReplayService,
+  type ReplayPlan,
+  type ReplayResult,
+} from '../../dead-letters/replay/dead-letter-replay.service.js';
+import {
+  parseOrderId,
+  parseReason,
+  parseSince,
+  type ReplayFilter,
+} from '../../dead-letters/replay/replay-filter.js';
+import { sanitizeText } from '../../orders/show/order-show.view.js';
+import { OutboxRelay, type OutboxFlusher } from '../../outbox/outbox.relay.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import type { CliConfig } from '../cli.config.js';
+import { CLI_CONFIG, CliResources } from '../cli.resources.js';
+import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
+import { CliCommand, usage } from './cli-command.js';
+import { createReplayProgress } from './replay-progress.js';
+
+interface ReplayOptions {
+  readonly order?: string;
+  readonly reason?: DeadLetterReason;
+  readonly since?: Date;
+  readonly dryRun?: boolean;
+}
+
+/** A dry run plans only: it never publishes, so it needs no flusher. */
+const NO_FLUSH: OutboxFlusher = {
+  flush: () => Promise.reject(new Error('a dry run publishes nothing')),
+};
+
+@SubCommand({
+  name: 'replay',
+  description:
+    'republish dead letters to the input topic (TOPIC_ORDERS) in their original order. The ' +
+    'filters select orders; every unreplayed dead letter of a selected order is replayed, ' +
+    'and the order is unblocked',
+})
+export class DlqReplayCommand extends CliCommand {
+  constructor(
+    @Inject(CLI_RUNTIME) runtime: CliRuntime,
+    @Inject(CliResources) private readonly resources: CliResources,
+    @Inject(CLI_CONFIG) private readonly config: CliConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {
+    super(runtime);
+  }
+
+  @Option({ flags: '--order <id>', description: 'only this order' })
+  parseOrder(value: string): string {
+    return usage(() => parseOrderId(value));
+  }
+
+  @Option({
+    flags: '--reason <reason>',
+    description: `orders with an unreplayed dead letter of this reason: ${DEAD_LETTER_REASONS.join(', ')}`,
+  })
+  parseReason(value: string): DeadLetterReason {
+    return usage(() => parseReason(value));
+  }
+
+  @Option({
+    flags: '--since <time>',
+    description:
+      'orders with an unreplayed dead letter that failed at or after this time: ' +
+      '2026-11-21, 2026-11-21T10:00:00Z, or an age such as 30m, 12h, 7d',
+  })
+  parseSince(value: string): Date {
+    return usage(() => parseSince(value));
+  }
+
+  @Option({ flags: '--dry-run', description: 'print what would be replayed; change nothing' })
+  parseDryRun(): boolean {
+    return true;
+  }
+
+  async run(args: string[], options: ReplayOptions = {}): Promise<void> {
+    this.noExtraArguments(args);
+    const filter: ReplayFilter = {
+      ...(options.order === undefined ? {} : { orderId: options.order }),
+      ...(options.reason === undefined ? {} : { reason: options.reason }),
+      ...(options.since === undefined ? {} : { since: options.since }),
+    };
+    const database = await this.resources.database();
+    const letters = new DeadLetterReplayRepository();
+    const outbox = new OutboxRepository();
+    const topic = this.config.TOPIC_ORDERS;
+
+    if (options.dryRun === true) {
+      const plan = await new DeadLetterReplayService(database, letters, outbox, NO_FLUSH, {
+        topic,
+      }).plan(filter);
+      this.runtime.out(describePlan(plan, topic));
+      return;
+    }
+
+    const producer = await this.resources.producer();
+    // The CLI owns no bucket: it flushes the buckets it wrote, fenced like any relay. Its
+    // retry warnings show with LOG_LEVEL=debug; a failure ends in one line either way.
+    const relayLogger = this.logger.isLevelEnabled('debug') ? this.logger : silentLogger();
+    const relay = new OutboxRelay(database, producer, outbox, {}, undefined, relayLogger);
+    const service = new DeadLetterReplayService(database, letters, outbox, relay, { topic });
+    const plan = await service.plan(filter);
+    if (plan.messages === 0) {
+      this.runtime.out('Nothing to replay: no unreplayed dead letter matches.');
+      return;
+    }
+    const result = await service.replay(filter, createReplayProgress(this.runtime.io));
+    this.runtime.out(describeResult(result, topic));
+  }
+}
+
+@Command({
+  name: 'dlq',
+  description: 'dead letters of the order topic',
+  subCommands: [DlqReplayCommand],
+})
+export class DlqCommand extends CliCommand {
+  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
+    super(runtime);
+  }
+
+  run(args: string[]): Promise<void> {
+    this.requireSubcommand(args);
+  }
+}
+
+function reasons(byReason: Readonly<Record<string, number>>): string {
+  const entries = Object.entries(byReason).sort(([a], [b]) => a.localeCompare(b));
+  return entries.length === 0 ? 'none' : entries.map(([reason, n]) => `${reason} ${n}`).join(', ');
+}
+
+function counts(plan: ReplayPlan): string {
+  const parts = [`${plan.messages} message(s) of ${plan.orders} order(s)`];
+  if (plan.keyless > 0) parts.push(`${plan.keyless} key-less dead letter(s)`);
+  return parts.join(' and ');
+}
+
+function describePlan(plan: ReplayPlan, topic: string): string {
+  if (plan.messages === 0) return 'Dry run: nothing to replay (no unreplayed dead letter matches).';
+  const lines = [`Dry run, nothing changed. Would replay ${counts(plan)} to ${topic}:`];
+  for (const group of plan.groups) {
+    lines.push(
+      group.orderId === null
+        ? '  (no order id)'
+        : `  order ${group.orderId}: ${group.letters.length} message(s), then unblocked`,
+    );
+    for (const letter of group.letters) {
+      lines.push(
+        `    #${letter.id}  ${letter.failedAt.toISOString()}  ${letter.eventType ?? '-'}  ` +
+          `${letter.reason}  ${sanitizeText(letter.error)}`,
+      );
+    }
+  }
+  lines.push(`Reasons: ${reasons(plan.byReason)}`);
+  return lines.join('\n');
+}
+
+function describeResult(result: ReplayResult, topic: string): string {
+  const lines = [`Replayed ${counts(result)} to ${topic}.`];
+  lines.push(`Reasons: ${reasons(result.byReason)}`);
+  const orders = result.groups.flatMap((group) => (group.orderId === null ? [] : [group.orderId]));
+  if (orders.length > 0) {
+    const shown = orders.slice(0, 20).join(', ');
+    lines.push(`Unblocked: ${shown}${orders.length > 20 ? ` and ${orders.length - 20} more` : ''}`);
+  }
+  if (result.skipped > 0) {
+    lines.push(`Skipped ${result.skipped} dead letter(s) another replay had already taken.`);
+  }
+  return lines.join('\n');
+}

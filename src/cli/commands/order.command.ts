@@ -1,0 +1,57 @@
+import { Inject } from '@nestjs/common';
+import { Command, Option, SubCommand } from 'nest-commander';
+import { OrderShowQuery } from '../../orders/show/order-show.query.js';
+import { renderOrderView } from '../../orders/show/order-show.view.js';
+import { CliResources } from '../cli.resources.js';
+import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
+import { CliCommand } from './cli-command.js';
+
+/** `order show ID` failed because there is no such order. */
+export class OrderNotFoundError extends Error {
+  constructor(orderId: string) {
+    super(`order "${orderId}" not found (no order and no dead letter has this id)`);
+    this.name = 'OrderNotFoundError';
+  }
+}
+
+@SubCommand({
+  name: 'show',
+  arguments: '<id>',
+  description:
+    "an order's state, payments, installments, documents, refunds, status history and dead letters",
+  argsDescription: { id: 'the ERP order id (the Kafka key of its events)' },
+})
+export class OrderShowCommand extends CliCommand {
+  constructor(
+    @Inject(CLI_RUNTIME) runtime: CliRuntime,
+    @Inject(CliResources) private readonly resources: CliResources,
+  ) {
+    super(runtime);
+  }
+
+  @Option({ flags: '--json', description: 'machine-readable output' })
+  parseJson(): boolean {
+    return true;
+  }
+
+  async run(args: string[], options: { json?: boolean } = {}): Promise<void> {
+    const [orderId, ...rest] = args;
+    this.noExtraArguments(rest);
+    if (orderId === undefined) return this.requireSubcommand([]);
+    const database = await this.resources.database();
+    const view = await new OrderShowQuery().show(database.sql, orderId);
+    if (view === null) throw new OrderNotFoundError(orderId);
+    this.runtime.out(options.json === true ? JSON.stringify(view, null, 2) : renderOrderView(view));
+  }
+}
+
+@Command({ name: 'order', description: 'orders', subCommands: [OrderShowCommand] })
+export class OrderCommand extends CliCommand {
+  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
+    super(runtime);
+  }
+
+  run(args: string[]): Promise<void> {
+    this.requireSubcommand(args);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Progress of `dlq replay` on stderr: a bar (cli-progress) on a terminal, plain lines
+ * otherwise (logs, pipes, CI), so that nothing is lost to carriage returns.
+ */
+import cliProgress from 'cli-progress';
+import type {
+  ReplayGroup,
+  ReplayPlan,
+  ReplayProgress,
+} from '../../dead-letters/replay/dead-letter-replay.service.js';
+import type { CliIo } from '../cli.runtime.js';
+
+function groupName(group: ReplayGroup): string {
+  return group.orderId === null
+    ? `key-less dead letter #${group.letters[0]?.id ?? '?'}`
+    : `order ${group.orderId}`;
+}
+
+export function createReplayProgress(io: CliIo): ReplayProgress {
+  return io.stderr.isTTY === true ? new BarProgress(io) : new LineProgress(io);
+}
+
+class LineProgress implements ReplayProgress {
+  private done = 0;
+  private total = 0;
+
+  constructor(private readonly io: CliIo) {}
+
+  start(plan: ReplayPlan): void {
+    this.total = plan.messages;
+    this.io.stderr.write(
+      `replaying ${plan.messages} message(s): ${plan.orders} order(s), ${plan.keyless} key-less\n`,
+    );
+  }
+
+  advance(group: ReplayGroup, messages: number): void {
+    this.done += messages;
+    this.io.stderr.write(
+      `replayed ${groupName(group)}: ${messages} message(s) (${this.done}/${this.total})\n`,
+    );
+  }
+
+  stop(): void {}
+}
+
+class BarProgress implements ReplayProgress {
+  private readonly bar: cliProgress.SingleBar;
+  private done = 0;
+  private groups = 0;
+
+  constructor(io: CliIo) {
+    this.bar = new cliProgress.SingleBar(
+      {
+        stream: io.stderr,
+        format:
+          'replaying [{bar}] {value}/{total} messages | {groups}/{totalGroups} orders | {current}',
+        hideCursor: true,
+        clearOnComplete: false,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+  }
+
+  start(plan: ReplayPlan): void {
+    this.bar.start(plan.messages, 0, {
+      groups: 0,
+      totalGroups: plan.groups.length,
+      current: '',
+    });
+  }
+
+  advance(group: ReplayGroup, messages: number): void {
+    this.done += messages;
+    this.groups += 1;
+    this.bar.update(this.done, { groups: this.groups, current: groupName(group) });
+  }
+
+  stop(): void {
+    this.bar.stop();
+  }
+}
