@@ -1,21 +1,104 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+/**
+ * The worker as one Nest application: HTTP (health, metrics, later the webhook receiver)
+ * plus the order-events transport, over one database, one Payflow client and one producer.
+ */
+import {
+  Inject,
+  Module,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { LoggerModule } from './common/logger.module.js';
 import type { AppLogger } from './common/logger.js';
 import { DatabaseModule } from './database/database.module.js';
+import { TransactionBatcher } from './database/transaction-batcher.js';
+import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { HealthModule } from './health/health.module.js';
+import type { KafkaConsumerOptions } from './messaging/kafka.consumer.js';
+import { MessagingModule, OrderEventsTransportModule } from './messaging/messaging.module.js';
+import type { OrderEventsOverrides } from './messaging/order-events.wiring.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { MetricsService } from './metrics/metrics.service.js';
+import { OrdersModule, type OrdersOptionOverrides } from './orders/orders.module.js';
+import { OutboxModule } from './outbox/outbox.module.js';
+import { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox.relay.js';
+import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow.module.js';
+import type { PayflowClientOptions } from './payflow/payflow.types.js';
+
+/** Settings that are not environment variables: tests and benchmarks tune these. */
+export interface WorkerOverrides {
+  readonly kafkaConsumer?: Partial<KafkaConsumerOptions>;
+  readonly transport?: OrderEventsOverrides['transport'];
+  readonly orders?: OrdersOptionOverrides;
+  readonly relay?: OutboxRelayOptions;
+  readonly payflow?: Partial<PayflowClientOptions>;
+}
+
+/** Wakes the outbox relay whenever a batch of state changes (and their outbox rows) commits. */
+@Module({})
+class PipelineWiringModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    @Inject(TransactionBatcher) private readonly batcher: TransactionBatcher,
+    @Inject(OutboxRelay) private readonly relay: OutboxRelay,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.unsubscribe = this.batcher.onCommit(() => this.relay.notify());
+  }
+
+  onApplicationShutdown(): void {
+    this.unsubscribe?.();
+  }
+}
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: AppLogger): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    logger: AppLogger,
+    overrides: WorkerOverrides = {},
+  ): DynamicModule {
+    const orders = OrdersModule.forRoot(overrides.orders ?? {});
+    const outbox = OutboxModule.forRoot({ relay: overrides.relay ?? {} });
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
         DatabaseModule,
+        MetricsModule,
         HealthModule,
+        PayflowModule.forRootAsync({
+          isGlobal: true,
+          inject: [MetricsService],
+          useFactory: (metrics: MetricsService) => ({
+            options: payflowClientOptionsFromConfig(config, {
+              onCall: (call) =>
+                metrics.payflowCalls.observe(
+                  { endpoint: call.endpoint, status: String(call.status ?? 0) },
+                  call.durationMs / 1000,
+                ),
+              ...overrides.payflow,
+            }),
+            logger,
+          }),
+        }),
+        MessagingModule.forRoot(),
+        orders,
+        OrderEventsTransportModule.forRoot({
+          imports: [DeadLettersModule],
+          overrides: {
+            ...(overrides.kafkaConsumer ? { consumer: overrides.kafkaConsumer } : {}),
+            ...(overrides.transport ? { transport: overrides.transport } : {}),
+          },
+        }),
+        outbox,
+        { module: PipelineWiringModule, imports: [orders, outbox] },
       ],
     };
   }

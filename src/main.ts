@@ -1,15 +1,12 @@
 /**
  * The worker: `npm run build && npm start`. Configuration is validated before anything
- * else; a bad value ends start-up with one line naming the variable.
+ * else; a bad value ends start-up with one line naming the variable. SIGTERM or SIGINT
+ * drain it within 30 seconds.
  */
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { createLogger } from './common/logger.js';
-import { NestPinoLogger } from './common/nest-logger.js';
+import { SHUTDOWN_DEADLINE_MS, startWorker } from './worker.js';
 
 function readConfig(): AppConfig {
   try {
@@ -23,27 +20,30 @@ function readConfig(): AppConfig {
   }
 }
 
-async function bootstrap(): Promise<void> {
+async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const https =
-    config.TLS_CERT_FILE !== undefined && config.TLS_KEY_FILE !== undefined
-      ? { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) }
-      : null;
-  const adapter = new FastifyAdapter({ bodyLimit: 256 * 1024, ...(https ? { https } : {}) });
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config, logger),
-    adapter,
-    {
-      logger: new NestPinoLogger(logger),
-    },
-  );
-  app.enableShutdownHooks();
-  await app.listen(config.HTTP_PORT, config.HTTP_HOST);
-  logger.info({ port: config.HTTP_PORT, tls: https !== null }, 'payflow-bridge listening');
+  const worker = await startWorker(config, logger);
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'signal received');
+    const deadline = setTimeout(() => {
+      logger.error('shutdown took longer than 30 s; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    worker.shutdown().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }
 
-bootstrap().catch((error: unknown) => {
+main().catch((error: unknown) => {
   console.error(
     `payflow-bridge failed to start: ${error instanceof Error ? error.message : String(error)}`,
   );

@@ -54,6 +54,7 @@ export const envSchema = z.object({
     }),
   KAFKA_CLIENT_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_GROUP_ID: z.string().min(1).default('payflow-bridge'),
+  KAFKA_SESSION_TIMEOUT: duration.default(30_000),
   TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),
   TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
   TOPIC_SETTLEMENTS: z.string().min(1).default('payflow.settlements.v1'),

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
+import { Database } from './database.js';
 import { createDataSource, runMigrations } from './data-source.js';
 
 @Global()
@@ -25,8 +26,9 @@ import { createDataSource, runMigrations } from './data-source.js';
         return dataSource;
       },
     },
+    Database,
   ],
-  exports: [DataSource],
+  exports: [DataSource, Database],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}

@@ -20,7 +20,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { PassThrough, type Readable } from 'node:stream';
-import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { silentLogger, type AppLogger } from '../common/logger.js';
@@ -286,7 +286,7 @@ function invalidRequest(name: PayflowEndpointName, problem: string): PayflowInva
 }
 
 @Injectable()
-export class PayflowClient implements PayflowApi, OnModuleDestroy {
+export class PayflowClient implements PayflowApi, OnApplicationShutdown {
   private readonly agent: Agent;
   private readonly groupA: Base;
   private readonly groupB: Base;
@@ -633,7 +633,11 @@ export class PayflowClient implements PayflowApi, OnModuleDestroy {
     return this.closing;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * Closed at application shutdown, not at module destroy: Nest destroys modules before
+   * the order transport drains, and in-flight handlers still need Payflow then.
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.close();
   }
 

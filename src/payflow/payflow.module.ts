@@ -1,7 +1,7 @@
 /**
  * Nest wiring of the Payflow client. The rest of the program injects `PAYFLOW_API` (typed
  * `PayflowApi`); `PayflowClient` is exported too for lifecycle needs. Nest closes the client's
- * connection pool on shutdown (`onModuleDestroy`).
+ * connection pool on shutdown (`onApplicationShutdown`, after the order transport drained).
  *
  *   PayflowModule.forRoot(config, logger)
  *   PayflowModule.forRootAsync({ inject: [APP_CONFIG, APP_LOGGER],

@@ -1,0 +1,131 @@
+/**
+ * Prometheus metrics (prom-client) for the worker: process defaults plus what the order
+ * transport, the outbox relay and the Payflow client report through their own small
+ * interfaces. prom-client rather than hand-written exposition: it is the standard
+ * library for the format and its default metrics (event loop lag, heap, GC) come free.
+ */
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+import type {
+  OrderEventsMetrics,
+  ProcessOutcome,
+  RetryCause,
+} from '../messaging/transport.metrics.js';
+import type { OutboxRelayMetrics } from '../outbox/outbox.relay.js';
+
+@Injectable()
+export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
+  readonly registry = new Registry();
+
+  private readonly inFlightGauge = new Gauge({
+    name: 'payflow_bridge_order_events_in_flight',
+    help: 'Order events being processed (including back-off waits)',
+    registers: [this.registry],
+  });
+  private readonly queuedGauge = new Gauge({
+    name: 'payflow_bridge_order_events_queued',
+    help: 'Order events accepted from Kafka and waiting for their order’s turn',
+    registers: [this.registry],
+  });
+  private readonly lagGauge = new Gauge({
+    name: 'payflow_bridge_order_events_partition_lag',
+    help: 'High watermark minus committed position, per partition',
+    labelNames: ['topic', 'partition'] as const,
+    registers: [this.registry],
+  });
+  private readonly processedCounter = new Counter({
+    name: 'payflow_bridge_order_events_processed_total',
+    help: 'Order events finished, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly deadLetterCounter = new Counter({
+    name: 'payflow_bridge_dead_letters_total',
+    help: 'Order events dead-lettered, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly retryCounter = new Counter({
+    name: 'payflow_bridge_order_events_retries_total',
+    help: 'Retries scheduled, by cause',
+    labelNames: ['cause'] as const,
+    registers: [this.registry],
+  });
+  private readonly pauseCounter = new Counter({
+    name: 'payflow_bridge_order_events_fetch_paused_total',
+    help: 'Times fetching waited because MAX_IN_FLIGHT was reached',
+    registers: [this.registry],
+  });
+  private readonly publishedCounter = new Counter({
+    name: 'payflow_bridge_outbox_published_total',
+    help: 'Outbox messages published',
+    registers: [this.registry],
+  });
+  private readonly pendingGauge = new Gauge({
+    name: 'payflow_bridge_outbox_pending',
+    help: 'Outbox messages waiting to be published',
+    registers: [this.registry],
+  });
+  private readonly oldestPendingGauge = new Gauge({
+    name: 'payflow_bridge_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest unpublished outbox message (0 when none)',
+    registers: [this.registry],
+  });
+  private readonly publishFailedCounter = new Counter({
+    name: 'payflow_bridge_outbox_publish_failures_total',
+    help: 'Outbox batches that failed to publish (retried)',
+    registers: [this.registry],
+  });
+  private readonly bucketsGauge = new Gauge({
+    name: 'payflow_bridge_outbox_buckets_owned',
+    help: 'Outbox buckets this replica publishes',
+    registers: [this.registry],
+  });
+  readonly payflowCalls = new Histogram({
+    name: 'payflow_bridge_payflow_call_seconds',
+    help: 'Duration of calls to Payflow, by endpoint and HTTP status (0 = no answer)',
+    labelNames: ['endpoint', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'payflow_bridge_' });
+  }
+
+  inFlight(count: number): void {
+    this.inFlightGauge.set(count);
+  }
+  queued(count: number): void {
+    this.queuedGauge.set(count);
+  }
+  partitionLag(topic: string, partition: number, lag: number): void {
+    this.lagGauge.set({ topic, partition: String(partition) }, lag);
+  }
+  processed(outcome: ProcessOutcome): void {
+    this.processedCounter.inc({ outcome });
+  }
+  deadLettered(reason: DeadLetterReason): void {
+    this.deadLetterCounter.inc({ reason });
+  }
+  retried(cause: RetryCause): void {
+    this.retryCounter.inc({ cause });
+  }
+  fetchPaused(): void {
+    this.pauseCounter.inc();
+  }
+  published(count: number): void {
+    this.publishedCounter.inc(count);
+  }
+  pending(count: number, oldestAgeSeconds: number | null): void {
+    this.pendingGauge.set(count);
+    this.oldestPendingGauge.set(oldestAgeSeconds ?? 0);
+  }
+  publishFailed(): void {
+    this.publishFailedCounter.inc();
+  }
+  bucketsOwned(count: number): void {
+    this.bucketsGauge.set(count);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * End-to-end harness: the Kafka mock cluster with the contract's topics, a fresh database,
+ * the Payflow sandbox over HTTP, and one or more workers started exactly as `main.ts`
+ * starts them (startWorker), configured for the mock cluster through ordinary options.
+ */
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
+import type { WorkerOverrides } from '../../src/app.module.js';
+import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
+import { silentLogger } from '../../src/common/logger.js';
+import { startWorker, type Worker } from '../../src/worker.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+import { KafkaMockCluster, mockSafePartitionAssigner } from './kafka-mock-cluster.js';
+import { startTestSandbox, type SandboxHandle } from './sandbox.js';
+
+export const TOPICS = {
+  orders: 'erp.orders.v1',
+  dlq: 'erp.orders.v1.dlq',
+  status: 'payflow.payment-status.v1',
+  settlements: 'payflow.settlements.v1',
+} as const;
+
+export interface ConsumedMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly value: string;
+  readonly headers: Record<string, string>;
+}
+
+/** Reads a topic from the beginning into memory. */
+export class TopicReader {
+  readonly messages: ConsumedMessage[] = [];
+
+  private constructor(private readonly consumer: Consumer) {}
+
+  static async start(kafka: Kafka, topic: string): Promise<TopicReader> {
+    // A group of its own (one member): the mock's first join takes ~3 s.
+    const consumer = kafka.consumer({
+      groupId: `reader-${randomUUID()}`,
+      sessionTimeout: 6000,
+      heartbeatInterval: 500,
+      maxWaitTimeInMs: 100,
+    });
+    const reader = new TopicReader(consumer);
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic: from, partition, message }) => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message.headers ?? {})) {
+          if (value !== undefined)
+            headers[name] = Array.isArray(value) ? String(value[0]) : String(value);
+        }
+        reader.messages.push({
+          topic: from,
+          partition,
+          offset: message.offset,
+          key: message.key?.toString('utf8') ?? null,
+          value: message.value?.toString('utf8') ?? '',
+          headers,
+        });
+        await Promise.resolve();
+      },
+    });
+    return reader;
+  }
+
+  /** Parsed JSON values. */
+  json<T = Record<string, unknown>>(): T[] {
+    return this.messages.map((message) => JSON.parse(message.value) as T);
+  }
+
+  async waitFor(
+    predicate: (messages: ConsumedMessage[]) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(this.messages)) {
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${timeoutMs} ms; have ${this.messages.length} messages`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.disconnect();
+  }
+}
+
+export interface Pipeline {
+  readonly cluster: KafkaMockCluster;
+  readonly kafka: Kafka;
+  readonly sandbox: SandboxHandle;
+  readonly database: TestDatabase;
+  readonly config: AppConfig;
+  readonly producer: Producer;
+  /** A worker as main.ts starts it; `patch` changes settings of this worker only. */
+  startWorker(overrides?: WorkerOverrides, patch?: Partial<AppConfig>): Promise<Worker>;
+  /** Publishes ERP events keyed by orderId (raw strings are sent as they are). */
+  publish(messages: ReadonlyArray<{ key: string | null; value: unknown }>): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export const MOCK_CONSUMER_OVERRIDES: WorkerOverrides['kafkaConsumer'] = {
+  heartbeatIntervalMs: 500,
+  maxWaitTimeInMs: 100,
+  partitionAssigners: [mockSafePartitionAssigner()],
+};
+
+export async function startPipeline(
+  label: string,
+  env: Record<string, string> = {},
+): Promise<Pipeline> {
+  const cluster = await KafkaMockCluster.start({
+    brokers: 3,
+    topics: [
+      { name: TOPICS.orders, partitions: 12 },
+      { name: TOPICS.dlq, partitions: 12 },
+      { name: TOPICS.status, partitions: 12 },
+      { name: TOPICS.settlements, partitions: 6 },
+    ],
+  });
+  const database = await createTestDatabase(label);
+  const sandbox = await startTestSandbox();
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    DB_POOL_SIZE: '10',
+    KAFKA_BROKERS: cluster.bootstrapServers,
+    KAFKA_GROUP_ID: `payflow-bridge-${label}-${randomUUID().slice(0, 8)}`,
+    KAFKA_SESSION_TIMEOUT: '6s',
+    PAYFLOW_BASE_URL: sandbox.url,
+    PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
+    PAYFLOW_CLIENT_ID: 'sandbox-client',
+    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
+    PAYFLOW_REQUEST_TIMEOUT: '5s',
+    WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
+    HTTP_PORT: '0',
+    HTTP_HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    RETRY_MAX_ATTEMPTS: '5',
+    ...env,
+  });
+  const kafka = new Kafka({
+    clientId: `test-${label}`,
+    brokers: cluster.brokers,
+    logLevel: logLevel.NOTHING,
+  });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  const workers: Worker[] = [];
+  return {
+    cluster,
+    kafka,
+    sandbox,
+    database,
+    config,
+    producer,
+    async startWorker(overrides = {}, patch = {}) {
+      const worker = await startWorker({ ...config, ...patch }, silentLogger(), {
+        kafkaConsumer: MOCK_CONSUMER_OVERRIDES,
+        relay: { idlePollMs: 100 },
+        ...overrides,
+      });
+      workers.push(worker);
+      return worker;
+    },
+    async publish(messages) {
+      await producer.send({
+        topic: TOPICS.orders,
+        messages: messages.map((message) => ({
+          key: message.key,
+          value: typeof message.value === 'string' ? message.value : JSON.stringify(message.value),
+        })),
+      });
+    },
+    async stop() {
+      await Promise.allSettled(workers.map((worker) => worker.shutdown()));
+      await producer.disconnect();
+      await sandbox.close();
+      await cluster.stop();
+      await database.drop();
+    },
+  };
+}
