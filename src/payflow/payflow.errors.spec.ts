@@ -54,7 +54,7 @@ describe('errorForStatus', () => {
     [429, PayflowRateLimitedError, 'PAYFLOW.RATE_LIMITED', true, false],
     [500, PayflowServerError, 'PAYFLOW.SERVER_ERROR', true, true],
     [502, PayflowServerError, 'PAYFLOW.SERVER_ERROR', true, true],
-    [503, PayflowServerError, 'PAYFLOW.SERVER_ERROR', true, true],
+    [503, PayflowServerError, 'PAYFLOW.SERVER_ERROR', true, false],
     [504, PayflowServerError, 'PAYFLOW.SERVER_ERROR', true, true],
     [302, PayflowBadResponseError, 'PAYFLOW.BAD_RESPONSE', false, true],
   ])('%d → %p %s transient=%p mayHaveTakenEffect=%p', (code, type, name, transient, effect) => {

@@ -95,7 +95,9 @@ export abstract class PayflowError extends AppError {
   get mayHaveTakenEffect(): boolean {
     if (this.reached === 'no') return false;
     if (this.reached === 'maybe') return true;
-    // An HTTP answer came: 2xx (a broken body) and 5xx may have taken effect, 4xx did not.
+    // An HTTP answer came: 4xx did not take effect, and neither did 503 (the server says
+    // it is unable to handle requests now). 2xx (a broken body) and any other 5xx may have.
+    if (this.status === 503) return false;
     return this.status === undefined || this.status < 400 || this.status >= 500;
   }
 

@@ -512,7 +512,7 @@ describe('payment commands', () => {
     await control(sandbox, 'POST', '/faults', {
       method: 'POST',
       path: '/partner/payment-methods/resend',
-      status: 503,
+      status: 500,
       afterProcessing: true,
       times: 1,
     });

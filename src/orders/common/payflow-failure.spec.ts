@@ -27,11 +27,17 @@ describe('classifyCallFailure', () => {
 
   it('puts what may have taken effect in doubt, unless the call is repeatable', () => {
     const timeout = new PayflowTimeoutError(init('maybe'), 'headers');
-    const server = new PayflowServerError(init('yes', 503));
+    const server = new PayflowServerError(init('yes', 500));
     expect(classifyCallFailure(timeout, false).kind).toBe('in_doubt');
     expect(classifyCallFailure(server, false).kind).toBe('in_doubt');
     expect(classifyCallFailure(timeout, true).kind).toBe('no_effect');
     expect(classifyCallFailure(server, true).kind).toBe('no_effect');
+  });
+
+  it('takes a 503 at its word: the server did not handle the request', () => {
+    expect(classifyCallFailure(new PayflowServerError(init('yes', 503)), false).kind).toBe(
+      'no_effect',
+    );
   });
 
   it('leaves anything else unknown', () => {

@@ -1,10 +1,10 @@
 /**
  * What a failed Payflow call means for the command that made it:
  *
- * - `no_effect`: Payflow did not apply it (nothing was sent, or a 4xx answer). The attempt
+ * - `no_effect`: Payflow did not apply it (nothing was sent, a 4xx or a 503 answer). The attempt
  *   is recorded as failed and the error goes on (transient → retried, permanent →
  *   dead-lettered as rejected_by_payflow).
- * - `in_doubt`: it may have been applied (sent, then a time-out, reset, 5xx or an unusable
+ * - `in_doubt`: it may have been applied (sent, then a time-out, reset, a 5xx other than 503, or an unusable
  *   2xx). It is never repeated blindly: the attempt is in doubt.
  * - `unknown`: not a Payflow error at all (a bug): the attempt is left as started, so that
  *   a redelivery after its lease treats it as in doubt.
