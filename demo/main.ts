@@ -1,0 +1,409 @@
+/**
+ * `npm run demo` (after scripts/demo.sh has installed what is missing and built): the whole
+ * loop on this machine, as users run it.
+ *
+ * - Kafka: librdkafka's mock cluster in this process, with the contract's topics.
+ * - Payflow: the sandbox as a child process (`node dist/src/sandbox/main.js`).
+ * - The worker as a child process (`node dist/src/main.js`), configured only through its
+ *   environment, on a database of its own (payflow_bridge_demo, recreated every run).
+ *
+ * Then it plays an ERP: publishes sample order events, reads the status and dead-letter
+ * topics from the beginning, waits (at most DEMO_TIMEOUT_SECONDS, 60) for every outcome
+ * it expects, prints one screen of what happened, and stops the worker (SIGTERM: it
+ * drains), the sandbox and the cluster. Exit 0 when everything arrived; 1 with the reason
+ * and the worker's log otherwise; 130 after Ctrl-C, which stops everything at any time.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { KafkaMockCluster } from '../test/support/kafka-mock-cluster.js';
+import { DEMO_DATABASE, DemoDatabase, DemoDatabaseError, redact } from './database.js';
+import { Observer, TOPICS, demoKafka, publish } from './kafka.js';
+import {
+  ChildService,
+  freePorts,
+  removePidFile,
+  stopLeftovers,
+  waitUntilUp,
+  writePidFile,
+} from './processes.js';
+import { demoOrders } from './scenario.js';
+import {
+  missingOutcomes,
+  outcomesOf,
+  renderScreen,
+  styleFor,
+  failedOutcomes,
+  type Outcome,
+  type Placement,
+} from './screen.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const WORKER_SCRIPT = 'dist/src/main.js';
+const SANDBOX_SCRIPT = 'dist/src/sandbox/main.js';
+const BROKERS = 3;
+/** The worker drains within 30 s (SHUTDOWN_DEADLINE_MS); a little more before SIGKILL. */
+const WORKER_GRACE_MS = 35_000;
+const SANDBOX_GRACE_MS = 5_000;
+
+const SIGNAL_EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = {
+  SIGHUP: 129,
+  SIGINT: 130,
+  SIGTERM: 143,
+};
+
+/** A step was cut short by Ctrl-C (or SIGTERM/SIGHUP). */
+class Interrupted extends Error {}
+
+/** Something expected did not happen; `message` says what, for the user. */
+class DemoFailure extends Error {}
+
+/** Progress on a terminal (one line, rewritten, gone before the screen); silent otherwise. */
+class Progress {
+  private shown = false;
+
+  constructor(private readonly tty: boolean) {}
+
+  step(text: string): void {
+    if (!this.tty) return;
+    process.stderr.write(`\r\u001b[2K  ${text}…`);
+    this.shown = true;
+  }
+
+  clear(): void {
+    if (!this.shown) return;
+    process.stderr.write('\r\u001b[2K');
+    this.shown = false;
+  }
+}
+
+interface Resources {
+  database?: DemoDatabase;
+  cluster?: KafkaMockCluster;
+  observer?: Observer;
+  sandbox?: ChildService;
+  worker?: ChildService;
+}
+
+const progress = new Progress(process.stderr.isTTY === true);
+const style = styleFor(process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined);
+const resources: Resources = {};
+let interrupted: NodeJS.Signals | null = null;
+
+function checkpoint(): void {
+  if (interrupted !== null) throw new Interrupted(interrupted);
+}
+
+function timeoutSeconds(): number {
+  const raw = process.env['DEMO_TIMEOUT_SECONDS'];
+  const value = raw === undefined || raw === '' ? 60 : Number(raw);
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new DemoFailure('DEMO_TIMEOUT_SECONDS must be a positive number of seconds');
+  }
+  return value;
+}
+
+async function run(stateDir: string, logs: { worker: string; sandbox: string }): Promise<void> {
+  const started = Date.now();
+  const timeoutMs = timeoutSeconds() * 1000;
+  const pidFile = path.join(stateDir, 'pids.json');
+  for (const script of [WORKER_SCRIPT, SANDBOX_SCRIPT]) {
+    if (!existsSync(path.join(ROOT, script))) {
+      throw new DemoFailure(`${script} is missing: run \`npm run build\` (npm run demo does)`);
+    }
+  }
+
+  progress.step(`recreating the database ${DEMO_DATABASE}`);
+  const server = process.env['DEMO_DATABASE_SERVER'] ?? 'postgres://postgres@127.0.0.1:5432';
+  try {
+    resources.database = await DemoDatabase.open(server);
+  } catch (error) {
+    if (error instanceof DemoDatabaseError) throw new DemoFailure(error.message);
+    throw error;
+  }
+  // Holding the demo lock: whatever the pid file names belongs to a demo that is gone.
+  const leftovers = await stopLeftovers(pidFile);
+  if (leftovers > 0) {
+    progress.clear();
+    process.stderr.write(`demo: stopped ${leftovers} process(es) left by an earlier demo\n`);
+  }
+  checkpoint();
+
+  progress.step('starting the Kafka mock cluster');
+  const cluster = await KafkaMockCluster.start({
+    brokers: BROKERS,
+    topics: [
+      { name: TOPICS.orders, partitions: 12 },
+      { name: TOPICS.dlq, partitions: 12 },
+      { name: TOPICS.status, partitions: 12 },
+      { name: TOPICS.settlements, partitions: 6 },
+    ],
+  });
+  resources.cluster = cluster;
+  checkpoint();
+
+  progress.step('starting the Payflow sandbox');
+  const [sandboxPort, workerPort] = await freePorts(2);
+  const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
+  const basicEnv = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
+  const sandbox = ChildService.start(
+    'sandbox',
+    SANDBOX_SCRIPT,
+    {
+      ...basicEnv,
+      SANDBOX_PORT: String(sandboxPort),
+      SANDBOX_HOST: '127.0.0.1',
+      SANDBOX_LOG_LEVEL: 'warn',
+    },
+    logs.sandbox,
+    ROOT,
+  );
+  resources.sandbox = sandbox;
+  writePidFile(pidFile, [sandbox]);
+  const sandboxUp = await waitUntilUp(
+    `${sandboxUrl}/sandbox/webhook-deliveries`,
+    sandbox,
+    20_000,
+    () => interrupted !== null,
+  );
+  checkpoint();
+  if (sandboxUp !== 'up') {
+    throw new DemoFailure(
+      `the sandbox did not come up (${sandboxUp === 'exited' ? sandbox.describeExit() : 'no answer in 20 s'}); see ${logs.sandbox}`,
+    );
+  }
+
+  progress.step('starting the worker and joining the topics');
+  const workerUrl = `http://127.0.0.1:${workerPort}`;
+  const worker = ChildService.start(
+    'worker',
+    WORKER_SCRIPT,
+    {
+      ...basicEnv,
+      DATABASE_URL: resources.database.url,
+      KAFKA_BROKERS: cluster.bootstrapServers,
+      // The mock cluster holds a rebalance for the session time-out minus 1 s.
+      KAFKA_SESSION_TIMEOUT: '6s',
+      PAYFLOW_BASE_URL: sandboxUrl,
+      PAYFLOW_PARTNER_BASE_URL: `${sandboxUrl}/partner`,
+      PAYFLOW_CLIENT_ID: 'sandbox-client',
+      PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
+      WEBHOOK_PUBLIC_BASE_URL: `https://localhost:${workerPort}`,
+      HTTP_PORT: String(workerPort),
+      HTTP_HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    },
+    logs.worker,
+    ROOT,
+  );
+  resources.worker = worker;
+  writePidFile(pidFile, [sandbox, worker]);
+  const kafka = demoKafka(cluster.brokers);
+  const observer = new Observer(kafka, 'payflow-bridge-demo-observer');
+  resources.observer = observer;
+  const [workerUp] = await Promise.all([
+    waitUntilUp(`${workerUrl}/health/ready`, worker, 30_000, () => interrupted !== null),
+    observer.start(),
+  ]);
+  checkpoint();
+  if (workerUp !== 'up') {
+    throw new DemoFailure(
+      workerUp === 'exited'
+        ? `the worker exited at start-up (${worker.describeExit()})`
+        : 'the worker was not ready (GET /health/ready) within 30 s',
+    );
+  }
+
+  const orders = demoOrders();
+  progress.step(`publishing ${orders.length} ERP orders to ${TOPICS.orders}`);
+  await publish(
+    kafka,
+    orders.flatMap((order) => order.messages),
+  );
+
+  progress.step('waiting for the status events and dead letters');
+  const deadline = Date.now() + timeoutMs;
+  let outcomes: Outcome[];
+  let problem: string | null = null;
+  for (;;) {
+    checkpoint();
+    outcomes = outcomesOf(observer.messages);
+    const failed = failedOutcomes(orders, outcomes);
+    const missing = missingOutcomes(orders, outcomes);
+    if (failed.length > 0) {
+      problem = `unexpected outcome(s): ${failed.map(describeOutcome).join('; ')}`;
+      break;
+    }
+    if (missing.length === 0) break;
+    if (!worker.running) {
+      problem = `the worker stopped (${worker.describeExit()}) before ${missing.join(', ')} arrived`;
+      break;
+    }
+    if (observer.error !== undefined) {
+      problem = `the demo's consumer stopped: ${observer.error.message}`;
+      break;
+    }
+    if (Date.now() > deadline) {
+      problem =
+        `not arrived within ${timeoutMs / 1000} s (DEMO_TIMEOUT_SECONDS): ` + missing.join(', ');
+      break;
+    }
+    await delay(50);
+  }
+
+  const placement: Placement = {
+    bootstrapServers: cluster.bootstrapServers,
+    brokers: BROKERS,
+    sandboxUrl,
+    sandboxPid: sandbox.pid,
+    workerPid: worker.pid,
+    workerUrl,
+    databaseUrl: redact(resources.database.url),
+  };
+  progress.clear();
+  const screen = renderScreen({
+    orders,
+    outcomes,
+    placement,
+    elapsedMs: Date.now() - started,
+    style,
+  });
+  process.stdout.write(`${screen.join('\n')}\n`);
+  if (problem !== null) throw new DemoFailure(problem);
+}
+
+function describeOutcome(outcome: Outcome): string {
+  const what =
+    outcome.status === null
+      ? `dead letter ${outcome.message.headers['x-dlq-reason'] ?? '?'} (${outcome.message.headers['x-dlq-error'] ?? ''})`
+      : outcome.status.type;
+  return `${outcome.orderId ?? '(no key)'}: ${what}`;
+}
+
+/** Stops everything that was started, worker first. Returns problems worth an exit 1. */
+async function shutdown(): Promise<string[]> {
+  const problems: string[] = [];
+  const lines: string[] = [];
+  await resources.observer?.stop().catch(() => undefined);
+  const worker = resources.worker;
+  if (worker !== undefined) {
+    if (worker.running) {
+      progress.step('stopping the worker (SIGTERM; it drains)');
+      const { exit, ms, killed } = await worker.stop(WORKER_GRACE_MS);
+      const how = `${ChildService.describe(exit)} after ${(ms / 1000).toFixed(1)} s`;
+      if (killed) {
+        problems.push(
+          `the worker did not stop within ${WORKER_GRACE_MS / 1000} s of SIGTERM; killed`,
+        );
+      } else if (exit.signal === 'SIGTERM') {
+        // main.ts installs its handler once the worker has started (consumer group joined).
+        problems.push('SIGTERM ended the worker at once: it had not finished starting');
+      } else if (exit.code !== 0) {
+        problems.push(`the worker ended with ${how} after SIGTERM`);
+      }
+      lines.push(`the worker (SIGTERM: ${how})`);
+    } else {
+      lines.push(`the worker (had already ended: ${worker.describeExit()})`);
+    }
+  }
+  if (resources.sandbox !== undefined) {
+    progress.step('stopping the sandbox');
+    await resources.sandbox.stop(SANDBOX_GRACE_MS);
+    lines.push('the sandbox');
+  }
+  if (resources.cluster !== undefined) {
+    progress.step('stopping the Kafka mock cluster');
+    await resources.cluster.stop();
+    lines.push('the Kafka mock cluster');
+  }
+  await resources.database?.close();
+  progress.clear();
+  if (lines.length > 0) process.stdout.write(`Stopped ${lines.join(', ')}.\n`);
+  return problems;
+}
+
+/** Last lines of a log file, for a failure message. */
+function tail(file: string, count: number): string[] {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').filter(Boolean).slice(-count);
+  } catch {
+    return [];
+  }
+}
+
+async function main(): Promise<number> {
+  const stateDir = path.join(os.tmpdir(), 'payflow-bridge-demo');
+  mkdirSync(stateDir, { recursive: true });
+  const logs = {
+    worker: path.join(stateDir, 'worker.log'),
+    sandbox: path.join(stateDir, 'sandbox.log'),
+  };
+  const pidFile = path.join(stateDir, 'pids.json');
+
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (interrupted !== null) {
+      // A second Ctrl-C: no more waiting.
+      resources.worker?.signal('SIGKILL');
+      resources.sandbox?.signal('SIGKILL');
+      process.stderr.write('\ndemo: killed the worker and the sandbox\n');
+      process.exit(130);
+    }
+    interrupted = signal;
+    progress.clear();
+    process.stderr.write(
+      `\ndemo: ${signal}: stopping the worker, the sandbox and the Kafka mock cluster (again to kill)\n`,
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  // Whatever happens, no child outlives the demo.
+  process.on('exit', () => {
+    resources.worker?.signal('SIGKILL');
+    resources.sandbox?.signal('SIGKILL');
+  });
+
+  let failure: string | null = null;
+  try {
+    await run(stateDir, logs);
+  } catch (error) {
+    if (error instanceof Interrupted) failure = null;
+    else if (error instanceof DemoFailure) failure = error.message;
+    else
+      failure = `unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+  }
+  progress.clear();
+  const problems = await shutdown();
+  // Only a run that started children wrote the file (a run refused by the lock must not
+  // forget the processes of the demo that holds it, or of one that was killed).
+  if (resources.sandbox !== undefined) removePidFile(pidFile);
+  if (resources.worker !== undefined) {
+    process.stdout.write(`Worker log (LOG_LEVEL=warn): ${logs.worker}\n`);
+  }
+  if (interrupted !== null) {
+    process.stderr.write('demo: interrupted; everything it started is stopped\n');
+    return SIGNAL_EXIT_CODES[interrupted] ?? 130;
+  }
+  const all = [...(failure === null ? [] : [failure]), ...problems];
+  if (all.length === 0) return 0;
+  process.stderr.write(`\ndemo FAILED\n${all.map((problem) => `  ${problem}\n`).join('')}`);
+  const lines = tail(logs.worker, 12);
+  if (resources.worker !== undefined) {
+    process.stderr.write(
+      lines.length > 0
+        ? `Last lines of the worker's log ${logs.worker}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`
+        : `The worker's log ${logs.worker} is empty.\n`,
+    );
+  }
+  return 1;
+}
+
+main().then(
+  (code) => process.stdout.write('', () => process.exit(code)),
+  (error: unknown) => {
+    process.stderr.write(`demo: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,348 @@
+/**
+ * The one screen the demo prints: per order, each event the ERP published (→) and what
+ * came back for it (← a status event, ✗ a dead letter), then where everything ran.
+ * Plain text; colours only when asked to (a terminal without NO_COLOR).
+ */
+import { TOPICS, type ReceivedMessage } from './kafka.js';
+import type { DemoOrder, ErpMessage, Expected } from './scenario.js';
+
+export interface StatusEnvelope {
+  readonly eventId: string;
+  readonly type: string;
+  readonly orderId: string;
+  readonly paymentId: string | null;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** What came back for the demo, sorted by order. */
+export interface Outcome {
+  readonly orderId: string | null;
+  /** The ERP event it answers (data.sourceEventId, or the dead letter's original eventId). */
+  readonly sourceEventId: string | null;
+  readonly message: ReceivedMessage;
+  readonly status: StatusEnvelope | null;
+}
+
+/** Status events (deduplicated on eventId) and dead letters (on their original offset). */
+export function outcomesOf(messages: readonly ReceivedMessage[]): Outcome[] {
+  const seen = new Set<string>();
+  const outcomes: Outcome[] = [];
+  for (const message of messages) {
+    if (message.topic === TOPICS.status) {
+      const status = parseStatus(message.value);
+      if (status === null || seen.has(`s:${status.eventId}`)) continue;
+      seen.add(`s:${status.eventId}`);
+      const source = status.data['sourceEventId'];
+      outcomes.push({
+        orderId: status.orderId,
+        sourceEventId: typeof source === 'string' ? source : null,
+        message,
+        status,
+      });
+    } else if (message.topic === TOPICS.dlq) {
+      const id = `d:${message.headers['x-dlq-original-partition']}:${message.headers['x-dlq-original-offset']}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      outcomes.push({
+        orderId: message.key,
+        sourceEventId: eventIdOf(message.value),
+        message,
+        status: null,
+      });
+    }
+  }
+  return outcomes;
+}
+
+/** True when `outcome` is what `expected` describes. */
+export function matches(outcome: Outcome, expected: Expected): boolean {
+  return expected.topic === 'status'
+    ? outcome.status?.type === expected.type
+    : outcome.status === null && outcome.message.headers['x-dlq-reason'] === expected.reason;
+}
+
+/** Expected outcomes still missing, as "SO-1: payment.created" lines. */
+export function missingOutcomes(
+  orders: readonly DemoOrder[],
+  outcomes: readonly Outcome[],
+): string[] {
+  const missing: string[] = [];
+  for (const order of orders) {
+    const mine = outcomes.filter((outcome) => outcome.orderId === order.orderId);
+    const used = new Set<Outcome>();
+    for (const expected of order.expected) {
+      const found = mine.find((outcome) => !used.has(outcome) && matches(outcome, expected));
+      if (found === undefined) {
+        missing.push(
+          `${order.orderId}: ${expected.topic === 'status' ? expected.type : `dead letter ${expected.reason}`}`,
+        );
+      } else {
+        used.add(found);
+      }
+    }
+  }
+  return missing;
+}
+
+/**
+ * Outcomes that mean something went wrong: a dead letter or a payment.creation_failed that
+ * no order expects. Other extra status events (a payment.status_changed, say) are shown
+ * on the screen but fail nothing.
+ */
+export function failedOutcomes(
+  orders: readonly DemoOrder[],
+  outcomes: readonly Outcome[],
+): Outcome[] {
+  const failed: Outcome[] = [];
+  const known = new Set(orders.map((order) => order.orderId));
+  for (const order of orders) {
+    const remaining = [...order.expected];
+    for (const outcome of outcomes.filter((o) => o.orderId === order.orderId)) {
+      const index = remaining.findIndex((expected) => matches(outcome, expected));
+      if (index !== -1) remaining.splice(index, 1);
+      else if (isFailure(outcome)) failed.push(outcome);
+    }
+  }
+  return [
+    ...failed,
+    ...outcomes.filter((o) => (o.orderId === null || !known.has(o.orderId)) && isFailure(o)),
+  ];
+}
+
+function isFailure(outcome: Outcome): boolean {
+  return outcome.status === null || outcome.status.type === 'payment.creation_failed';
+}
+
+export interface Style {
+  bold(text: string): string;
+  dim(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  red(text: string): string;
+  cyan(text: string): string;
+}
+
+const PLAIN: Style = {
+  bold: (t) => t,
+  dim: (t) => t,
+  green: (t) => t,
+  yellow: (t) => t,
+  red: (t) => t,
+  cyan: (t) => t,
+};
+
+const ansi =
+  (open: number, close: number) =>
+  (text: string): string =>
+    `\u001b[${open}m${text}\u001b[${close}m`;
+
+const COLOURS: Style = {
+  bold: ansi(1, 22),
+  dim: ansi(2, 22),
+  green: ansi(32, 39),
+  yellow: ansi(33, 39),
+  red: ansi(31, 39),
+  cyan: ansi(36, 39),
+};
+
+export function styleFor(colour: boolean): Style {
+  return colour ? COLOURS : PLAIN;
+}
+
+export interface Placement {
+  readonly bootstrapServers: string;
+  readonly brokers: number;
+  readonly sandboxUrl: string;
+  readonly sandboxPid: number;
+  readonly workerPid: number;
+  readonly workerUrl: string;
+  readonly databaseUrl: string;
+}
+
+export interface ScreenInput {
+  readonly orders: readonly DemoOrder[];
+  readonly outcomes: readonly Outcome[];
+  readonly placement: Placement;
+  readonly elapsedMs: number;
+  readonly style: Style;
+}
+
+const INDENT = ' '.repeat(24);
+/** Long values (an x-dlq-error) are wrapped to keep lines within this many columns. */
+const WIDTH = 100;
+
+export function renderScreen(input: ScreenInput): string[] {
+  const { orders, outcomes, placement, style: s } = input;
+  const published = orders.reduce((n, order) => n + order.messages.length, 0);
+  const statusCount = outcomes.filter((o) => o.status !== null).length;
+  const letters = outcomes.length - statusCount;
+  const lines: string[] = [
+    s.bold('payflow-bridge demo') +
+      s.dim(' · ERP → Kafka → payflow-bridge → Payflow (sandbox) → Kafka'),
+    `${published} ERP events published to ${TOPICS.orders}; back came ${statusCount} status events ` +
+      `and ${letters} dead letters in ${(input.elapsedMs / 1000).toFixed(1)} s.`,
+    '',
+  ];
+  const shown = new Set<Outcome>();
+  for (const order of orders) {
+    lines.push(`${s.bold(order.orderId)}  ${order.title}`);
+    const mine = outcomes.filter((outcome) => outcome.orderId === order.orderId);
+    for (const message of order.messages) {
+      lines.push(`  ${s.cyan('→')} ${message.summary}`);
+      const answers = mine.filter((outcome) => answersMessage(outcome, message));
+      for (const outcome of answers) {
+        shown.add(outcome);
+        lines.push(...renderOutcome(outcome, s));
+      }
+      if (answers.length === 0) lines.push(`  ${s.red('… nothing came back for it')}`);
+    }
+    for (const outcome of mine.filter((o) => !shown.has(o))) {
+      shown.add(outcome);
+      lines.push(...renderOutcome(outcome, s));
+    }
+  }
+  const strays = outcomes.filter((outcome) => !shown.has(outcome));
+  if (strays.length > 0) {
+    lines.push(s.bold('not from this demo'));
+    for (const outcome of strays) lines.push(...renderOutcome(outcome, s));
+  }
+  lines.push(
+    '',
+    s.bold('Where it ran'),
+    `  Kafka     librdkafka mock cluster, ${placement.brokers} brokers: ${placement.bootstrapServers}`,
+    `  Payflow   sandbox ${placement.sandboxUrl} (pid ${placement.sandboxPid}), client sandbox-client`,
+    `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/health/ready, /metrics)`,
+    `  Postgres  ${placement.databaseUrl} (kept until the next run)`,
+    `  look      DATABASE_URL=${placement.databaseUrl} npx payflow-bridge order show SO-10043`,
+  );
+  return lines;
+}
+
+/** Whether `outcome` answers the ERP message `message`. */
+function answersMessage(outcome: Outcome, message: ErpMessage): boolean {
+  const eventId = eventIdOf(message.value);
+  if (eventId !== null) return outcome.sourceEventId === eventId;
+  return outcome.status === null && outcome.message.value === message.value;
+}
+
+function renderOutcome(outcome: Outcome, s: Style): string[] {
+  const status = outcome.status;
+  if (status === null) {
+    const headers = outcome.message.headers;
+    return [
+      `  ${s.yellow('✗ dead letter')}         ${s.dim('on')} ${TOPICS.dlq}`,
+      `${INDENT}${s.dim('x-dlq-reason')} ${s.yellow(headers['x-dlq-reason'] ?? '?')}`,
+      ...wrap(headers['x-dlq-error'] ?? '?', WIDTH - INDENT.length - 13).map(
+        (part, index) => `${INDENT}${index === 0 ? s.dim('x-dlq-error ') : ' '.repeat(12)} ${part}`,
+      ),
+    ];
+  }
+  const head = `  ${s.green('←')} ${s.green(status.type.padEnd(20))}`;
+  const data = status.data;
+  const currency = text(data['currency']);
+  switch (status.type) {
+    case 'payment.created': {
+      const installments = Array.isArray(data['installments'])
+        ? (data['installments'] as unknown[]).filter(isRecord)
+        : [];
+      const total =
+        `${INDENT}${s.dim('total')} ${text(data['totalGrossAmount'])} ${currency} = ` +
+        `${s.dim('net')} ${text(data['totalNetAmount'])} + ${s.dim('VAT')} ${text(data['vatAmount'])}`;
+      const lines = [
+        `${head}${s.dim('payment')} ${status.paymentId ?? '?'}`,
+        `${INDENT}${s.dim('link')} ${text(data['paymentLink'])}`,
+      ];
+      if (installments.length === 0) {
+        lines.push(`${total}, one payment`);
+      } else {
+        lines.push(
+          total,
+          `${INDENT}${s.dim('installments')} ` +
+            installments
+              .map((i) => `${text(i['installmentRef'])}: ${text(i['date'])} ${text(i['amount'])}`)
+              .join(' · ') +
+            ` ${currency}`,
+        );
+      }
+      return lines;
+    }
+    case 'installment.added':
+    case 'installment.changed':
+      return [
+        `${head}${text(data['installmentRef'])}: ${text(data['date'])} ${text(data['amount'])} ` +
+          `${currency} ${s.dim(`(Payflow ${text(data['status'])})`)}`,
+      ];
+    case 'payment.cancelled': {
+      const previous = data['previousProviderStatus'];
+      const provider =
+        typeof previous === 'string'
+          ? `${previous} → ${text(data['providerStatus'])}`
+          : text(data['providerStatus']);
+      return [
+        `${head}${s.dim('status')} ${text(data['status'])} ${s.dim(`(Payflow ${provider})`)}`,
+      ];
+    }
+    case 'payment.creation_failed':
+      return [`${head}${s.red(text(data['reason']))}: ${text(data['message'])}`];
+    default:
+      return [`${head}${truncate(JSON.stringify(data), 70)}`];
+  }
+}
+
+function parseStatus(value: string): StatusEnvelope | null {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (!isRecord(parsed)) return null;
+    const { eventId, type, orderId, paymentId, data } = parsed;
+    if (typeof eventId !== 'string' || typeof type !== 'string' || typeof orderId !== 'string') {
+      return null;
+    }
+    return {
+      eventId,
+      type,
+      orderId,
+      paymentId: typeof paymentId === 'string' ? paymentId : null,
+      data: isRecord(data) ? data : {},
+    };
+  } catch {
+    return null;
+  }
+}
+
+function eventIdOf(value: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isRecord(parsed) && typeof parsed['eventId'] === 'string' ? parsed['eventId'] : null;
+  } catch {
+    return null;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string {
+  if (value === null || value === undefined) return '–';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Splits `value` at spaces into pieces of at most `width` characters (longer words stay whole). */
+export function wrap(value: string, width: number): string[] {
+  const parts: string[] = [];
+  let current = '';
+  for (const word of value.split(' ')) {
+    if (current !== '' && current.length + 1 + word.length > width) {
+      parts.push(current);
+      current = word;
+    } else {
+      current = current === '' ? word : `${current} ${word}`;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+function truncate(value: string, max: number): string {
+  return value.length <= max ? value : `${value.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,117 @@
+/**
+ * The demo as `npm run demo` runs it after its install step: the project compiled (what
+ * `npm run build` does, under the build lock the CLI test takes too), then
+ * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes,
+ * the ERP's events, the screen, and a clean stop.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { buildCli } from '../cli/cli-test-kit.js';
+import { TEST_DATABASE_SERVER } from '../support/database.js';
+
+const ROOT = process.cwd();
+
+interface DemoRun {
+  readonly code: number | null;
+  readonly out: string;
+  readonly err: string;
+  readonly ms: number;
+}
+
+/** Runs the compiled demo with a plain environment (not a terminal: no colours). */
+function runDemo(timeoutMs: number): Promise<DemoRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist/demo/main.js')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DEMO_DATABASE_SERVER: TEST_DATABASE_SERVER },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    // Ctrl-C if it hangs: the demo then stops what it started.
+    const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out, err, ms: Date.now() - started });
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('npm run demo (compiled)', () => {
+  beforeAll(async () => {
+    await buildCli();
+    expect(existsSync(join(ROOT, 'dist/demo/main.js'))).toBe(true);
+  }, 180_000);
+
+  it('plays the ERP, prints one screen of outcomes, stops everything and exits 0', async () => {
+    const run = await runDemo(80_000);
+    expect({ code: run.code, err: run.err }).toEqual({ code: 0, err: '' });
+    const out = run.out;
+
+    // One screen, plain text (stdout is not a terminal).
+    expect(out).not.toContain('\u001b[');
+    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(45);
+
+    // Every order's outcome, in the order the ERP sent its events.
+    const links = [...out.matchAll(/link (https:\/\/\S+\/p\/([0-9a-f]{24}))\n/g)];
+    expect(links).toHaveLength(3);
+    expect(new Set(links.map((link) => link[2])).size).toBe(3);
+    expect(out.match(/← payment\.created /g)).toHaveLength(3);
+    expect(out).toMatch(/total 550940\.50 NOK = net 440752\.40 \+ VAT 110188\.10, one payment\n/);
+    expect(out).toMatch(
+      /installments 1: \d{4}-\d\d-01 6015\.18 · 2: \d{4}-\d\d-01 6015\.16 · 3: \d{4}-\d\d-01 6015\.16 NOK/,
+    );
+    expect(out).toMatch(/← installment\.added +extra-1: \d{4}-\d\d-01 1500\.00 NOK/);
+    expect(out).toMatch(/← payment\.cancelled +status cancelled/);
+    expect(out).toMatch(
+      /SO-10045[^]*✗ dead letter[^]*x-dlq-reason invalid_event\n[^\n]*data\.currency/,
+    );
+    expect(out).toMatch(/SO-10046[^]*✗ dead letter[^]*x-dlq-reason invalid_json\n/);
+    expect(out).not.toContain('nothing came back');
+
+    // Where it ran, and how it stopped.
+    expect(out).toMatch(/Kafka +librdkafka mock cluster, 3 brokers: 127\.0\.0\.1:\d+/);
+    expect(out).toMatch(/Payflow +sandbox http:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/);
+    expect(out).toMatch(/worker +node dist\/src\/main\.js, pid \d+/);
+    expect(out).toContain('/payflow_bridge_demo');
+    expect(out).toMatch(/Stopped the worker \(SIGTERM: exit code 0 after [\d.]+ s\), the sandbox/);
+    expect(out).toMatch(/Worker log \(LOG_LEVEL=warn\): \/\S+worker\.log\n$/);
+
+    // No process outlives the demo.
+    const pids = [...out.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
+    expect(pids).toHaveLength(2);
+    expect(pids.filter(alive)).toEqual([]);
+
+    // The worker wrote to the demo database, and only there.
+    const db = new pg.Client({ connectionString: `${TEST_DATABASE_SERVER}/payflow_bridge_demo` });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ order_id: string; state: string }>(
+        'SELECT order_id, state FROM payments ORDER BY order_id',
+      );
+      expect(rows).toEqual([
+        { order_id: 'SO-10042', state: 'created' },
+        { order_id: 'SO-10043', state: 'created' },
+        { order_id: 'SO-10044', state: 'cancelled' },
+      ]);
+    } finally {
+      await db.end();
+    }
+    expect(run.ms).toBeLessThan(60_000);
+  }, 90_000);
+});
