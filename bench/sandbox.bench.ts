@@ -165,15 +165,27 @@ function round(value: number, decimals: number): number {
   return Math.round(value * factor) / factor;
 }
 
+export interface SandboxChildOptions {
+  /** SANDBOX_LATENCY_MS: fixed latency added to every Payflow call. Default 0. */
+  latencyMs?: number;
+}
+
 /** Starts `node dist/src/sandbox/main.js` on an ephemeral port. */
-export async function startSandboxChild(): Promise<{
+export async function startSandboxChild(options: SandboxChildOptions = {}): Promise<{
   url: string;
   partnerUrl: string;
+  /** The child's process id (for CPU and memory figures from /proc). */
+  pid: number;
   stop(): Promise<void>;
 }> {
   const main = fileURLToPath(new URL('../src/sandbox/main.js', import.meta.url));
   const child: ChildProcess = spawn(process.execPath, [main], {
-    env: { ...process.env, SANDBOX_PORT: '0', SANDBOX_LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      SANDBOX_PORT: '0',
+      SANDBOX_LOG_LEVEL: 'warn',
+      SANDBOX_LATENCY_MS: String(options.latencyMs ?? 0),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -198,6 +210,7 @@ export async function startSandboxChild(): Promise<{
   return {
     url,
     partnerUrl: `${url}/partner`,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

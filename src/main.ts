@@ -23,7 +23,9 @@ function readConfig(): AppConfig {
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const worker = await startWorker(config, logger);
+  // Signals are handled from the first moment: one that arrives while the worker is still
+  // starting (joining the consumer group) shuts it down as soon as it has started.
+  const starting = startWorker(config, logger);
   const stop = (signal: NodeJS.Signals): void => {
     logger.info({ signal }, 'signal received');
     const deadline = setTimeout(() => {
@@ -31,16 +33,25 @@ async function main(): Promise<void> {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
-    worker.shutdown().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    starting
+      .then((worker) => worker.shutdown())
+      .then(
+        () => process.exit(process.exitCode ?? 0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  const worker = await starting;
+  worker.onCrash((error) => {
+    // The Kafka client gave up for good: exit non-zero so that the supervisor restarts us.
+    logger.fatal({ err: error }, 'order consumer crashed; shutting down');
+    process.exitCode = 1;
+    stop('SIGTERM');
+  });
 }
 
 main().catch((error: unknown) => {

@@ -27,6 +27,8 @@ export interface Worker {
    * what the outbox holds, then closes everything. Idempotent.
    */
   shutdown(): Promise<void>;
+  /** Called when the order consumer stopped for good (the process should be restarted). */
+  onCrash(listener: (error: Error) => void): void;
 }
 
 export async function startWorker(
@@ -58,6 +60,9 @@ export async function startWorker(
   return {
     app,
     url,
+    onCrash: (listener) => {
+      transport.on('crash', listener);
+    },
     shutdown: () =>
       (stopping ??= (async () => {
         logger.info('payflow-bridge shutting down');

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
     expect(config.SETTLEMENT_TIMEZONE).toBe('Europe/Oslo');
     expect(config.DB_MIGRATE).toBe(true);
     expect(config.MAX_IN_FLIGHT).toBe(256);
+    expect(config.ORDER_SEQUENCING).toBe('key');
+    expect(config.KAFKA_FETCH_MAX_WAIT).toBe(1_000);
     expect(config.WEBHOOK_PUBLIC_BASE_URL).toBe('https://bridge.example.com');
   });
 
@@ -49,6 +51,12 @@ describe('loadConfig', () => {
     expect(config.DB_MIGRATE).toBe(false);
     expect(() => loadConfig({ ...required, KAFKA_BROKERS: 'nohost' })).toThrow(/KAFKA_BROKERS/);
     expect(() => loadConfig({ ...required, HTTP_PORT: 'eighty' })).toThrow(/HTTP_PORT/);
+    expect(loadConfig({ ...required, ORDER_SEQUENCING: 'partition' }).ORDER_SEQUENCING).toBe(
+      'partition',
+    );
+    expect(() => loadConfig({ ...required, ORDER_SEQUENCING: 'order' })).toThrow(
+      'Invalid configuration: ORDER_SEQUENCING must be key or partition',
+    );
     expect(() => loadConfig({ ...required, RETRY_MAX_DURATION: 'soon' })).toThrow(
       /RETRY_MAX_DURATION/,
     );

@@ -41,14 +41,12 @@ const unit = (text: string) => async (tx: { query: (t: string) => Promise<unknow
 };
 
 describe('TransactionBatcher', () => {
-  it('runs the units of one tick in one transaction, each in its savepoint', async () => {
+  it('runs the units of one tick in one transaction, without savepoints while all succeed', async () => {
     const pool = new FakePool();
     const batcher = new TransactionBatcher(pool);
     const results = await Promise.all([batcher.run(unit('a')), batcher.run(unit('b'))]);
     expect(results).toEqual(['a', 'b']);
-    expect(pool.log).toEqual([
-      ['BEGIN; SAVEPOINT unit', 'a', 'RELEASE SAVEPOINT unit; SAVEPOINT unit', 'b', 'COMMIT'],
-    ]);
+    expect(pool.log).toEqual([['BEGIN', 'a', 'b', 'COMMIT']]);
     expect(batcher.stats).toEqual({ batches: 1, units: 2, largestBatch: 2 });
   });
 
@@ -65,7 +63,12 @@ describe('TransactionBatcher', () => {
       'rejected',
       'fulfilled',
     ]);
+    // First without savepoints; the failure rolls back and reruns with one per unit.
     expect(pool.log[0]).toEqual([
+      'BEGIN',
+      'a',
+      'fail b',
+      'ROLLBACK',
       'BEGIN; SAVEPOINT unit',
       'a',
       'RELEASE SAVEPOINT unit; SAVEPOINT unit',
@@ -74,6 +77,59 @@ describe('TransactionBatcher', () => {
       'c',
       'COMMIT',
     ]);
+  });
+
+  it('needs no rerun for a unit that fails before any statement, nor for a single unit', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const outcomes = await Promise.allSettled([
+      batcher.run(unit('a')),
+      batcher.run(() => Promise.reject(new Error('mapping failed'))),
+      batcher.run(unit('c')),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(pool.log[0]).toEqual(['BEGIN', 'a', 'c', 'COMMIT']);
+    await expect(batcher.run(unit('fail alone'))).rejects.toThrow(/statement failed/);
+    expect(pool.log[1]).toEqual(['BEGIN', 'fail alone', 'ROLLBACK']);
+  });
+
+  it('handles the items of one key with one grouped unit, and hands each caller its result', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool);
+    const key = {};
+    const seen: (readonly string[])[] = [];
+    const grouped = (item: string) =>
+      batcher.runGrouped(key, item, async (tx, items) => {
+        seen.push(items);
+        await tx.query(`many ${items.join(',')}`);
+        return items.map((text) => text.toUpperCase());
+      });
+    const results = await Promise.all([grouped('a'), batcher.run(unit('x')), grouped('b')]);
+    expect(results).toEqual(['A', 'x', 'B']);
+    expect(seen).toEqual([['a', 'b']]);
+    expect(pool.log).toEqual([['BEGIN', 'many a,b', 'x', 'COMMIT']]);
+  });
+
+  it('rejects every caller of a grouped unit that failed, and starts a new group after it', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool, { maxGroupSize: 2 });
+    const key = {};
+    const grouped = (item: string) =>
+      batcher.runGrouped(key, item, async (tx, items) => {
+        await tx.query(items.includes('bad') ? 'fail many' : `many ${items.join(',')}`);
+        return items;
+      });
+    const outcomes = await Promise.allSettled([grouped('bad'), grouped('b'), grouped('c')]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
+    await expect(grouped('d')).resolves.toBe('d');
   });
 
   it('rejects every unit when the COMMIT fails (a failed unit keeps its own error)', async () => {

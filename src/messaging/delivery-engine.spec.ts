@@ -116,7 +116,11 @@ class ManualProcessor {
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-async function setup(maxInFlight: number, partitions: readonly number[] = [0]) {
+async function setup(
+  maxInFlight: number,
+  partitions: readonly number[] = [0],
+  sequencing: 'key' | 'partition' = 'key',
+) {
   const consumer = new FakeConsumer(partitions);
   const processor = new ManualProcessor();
   const metrics = new InMemoryOrderEventsMetrics();
@@ -125,6 +129,7 @@ async function setup(maxInFlight: number, partitions: readonly number[] = [0]) {
     topic: TOPIC,
     process: processor.process,
     maxInFlight,
+    sequencing,
     commitIntervalMs: 60_000,
     commitEveryCompletions: 1,
     fromBeginning: true,
@@ -152,6 +157,23 @@ describe('DeliveryEngine', () => {
     await tick();
     await tick();
     expect(consumer.committed(0)).toBe('4');
+  });
+
+  it('runs one message per partition at a time with partition sequencing', async () => {
+    const { consumer, processor } = await setup(10, [0, 1], 'partition');
+    await consumer.deliver(0, [0, 1, 2], (o) => `k${o}`);
+    await consumer.deliver(1, [0, 1], (o) => (o === 0 ? null : `k${o}`));
+    expect(processor.offsets(0)).toEqual([0]);
+    expect(processor.offsets(1)).toEqual([0]);
+    processor.finish(0, 0);
+    await tick();
+    expect(processor.offsets(0)).toEqual([0, 1]);
+    processor.finish(0, 1);
+    await tick();
+    expect(processor.offsets(1)).toEqual([0, 1]);
+    processor.finish(1, 0);
+    await tick();
+    expect(processor.offsets(0)).toEqual([0, 1, 2]);
   });
 
   it('holds at most maxInFlight and waits for room, heartbeating', async () => {

@@ -33,11 +33,24 @@ import type { InboundMessage } from './messaging.ports.js';
 import { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
+/**
+ * What runs one after the other inside a partition: `key` (the default) runs different
+ * Kafka keys in parallel and one key in order; `partition` runs one message of the
+ * partition at a time, whatever its key (the safe-but-slow mode: at most one event per
+ * partition in flight, so throughput is about partitions / handler latency).
+ */
+export type OrderSequencing = 'key' | 'partition';
+
+/** The one lane of a partition in `partition` sequencing. */
+const PARTITION_LANE = '';
+
 export interface DeliveryEngineOptions {
   readonly consumer: PartitionConsumer;
   readonly topic: string;
   readonly process: (message: InboundMessage, signal: AbortSignal) => Promise<ProcessOutcome>;
   readonly maxInFlight: number;
+  /** Default `key`. */
+  readonly sequencing?: OrderSequencing;
   readonly commitIntervalMs: number;
   readonly commitEveryCompletions: number;
   readonly fromBeginning: boolean;
@@ -245,13 +258,19 @@ export class DeliveryEngine {
       tracker.add(offset);
       this.held++;
       const work: Work = { message, offset, partitionKey: key, tracker };
-      const lane = message.key === null ? null : message.key.toString('latin1');
+      const lane = this.laneOf(message);
       const { ticket, start } = this.scheduler.enqueue(key, lane, work);
       work.ticket = ticket;
       control.resolveOffset(message.offset);
       for (const next of start) this.run(next);
     }
     this.reportGauges();
+  }
+
+  /** The scheduler lane: the Kafka key (null: a barrier), or the partition's single lane. */
+  private laneOf(message: InboundMessage): string | null {
+    if (this.options.sequencing === 'partition') return PARTITION_LANE;
+    return message.key === null ? null : message.key.toString('latin1');
   }
 
   /**

@@ -22,7 +22,7 @@ import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
 import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
-import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
+import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delivery-engine.js';
 import { describeFailure } from './failure-policy.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor, type ParsedOrderEnvelope } from './message-processor.js';
@@ -42,6 +42,11 @@ export interface OrderEventsTransportOptions {
   readonly logger: AppLogger;
   /** MAX_IN_FLIGHT: messages held at once (queued + running). Default 256. */
   readonly maxInFlight?: number;
+  /**
+   * ORDER_SEQUENCING: `key` (default) runs different keys of a partition in parallel;
+   * `partition` runs one message per partition at a time (safe but slow).
+   */
+  readonly sequencing?: OrderSequencing;
   /** RETRY_MAX_ATTEMPTS / RETRY_MAX_DURATION and the back-off. */
   readonly retry?: Partial<RetryPolicy>;
   /** Back-off of a failing dead-letter sink (retried until shutdown). */
@@ -130,6 +135,7 @@ export class OrderEventsTransport
       topic: options.topic,
       process: (message, signal) => processor.process(message, signal),
       maxInFlight: options.maxInFlight ?? 256,
+      sequencing: options.sequencing ?? 'key',
       commitIntervalMs: options.commitIntervalMs ?? 200,
       commitEveryCompletions: options.commitEveryCompletions ?? 500,
       fromBeginning: options.fromBeginning ?? true,

@@ -71,8 +71,10 @@ export type OrderEventsConfig = Pick<
   | 'KAFKA_CLIENT_ID'
   | 'KAFKA_GROUP_ID'
   | 'KAFKA_SESSION_TIMEOUT'
+  | 'KAFKA_FETCH_MAX_WAIT'
   | 'TOPIC_ORDERS'
   | 'MAX_IN_FLIGHT'
+  | 'ORDER_SEQUENCING'
   | 'RETRY_MAX_ATTEMPTS'
   | 'RETRY_MAX_DURATION'
 >;
@@ -100,6 +102,7 @@ export function createOrderEventsTransport(
     {
       groupId: config.KAFKA_GROUP_ID,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT,
+      maxWaitTimeInMs: config.KAFKA_FETCH_MAX_WAIT,
       ...overrides.consumer,
     },
   );
@@ -109,6 +112,7 @@ export function createOrderEventsTransport(
     deadLetterSink: deps.deadLetterSink,
     logger: deps.logger,
     maxInFlight: config.MAX_IN_FLIGHT,
+    sequencing: config.ORDER_SEQUENCING,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, maxDurationMs: config.RETRY_MAX_DURATION },
     ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
     ...overrides.transport,

@@ -90,6 +90,14 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
     registers: [this.registry],
   });
 
+  /** Group commit: how many units (event steps) each committed transaction carried. */
+  private readonly batchUnits = new Histogram({
+    name: 'payflow_bridge_db_batch_units',
+    help: 'Units of work committed together in one batched Postgres transaction',
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'payflow_bridge_' });
   }
@@ -127,5 +135,8 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
   }
   bucketsOwned(count: number): void {
     this.bucketsGauge.set(count);
+  }
+  batchCommitted(units: number): void {
+    this.batchUnits.observe(units);
   }
 }

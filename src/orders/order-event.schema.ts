@@ -251,7 +251,12 @@ export function summarizeIssues(
 ): string {
   const parts = error.issues.slice(0, 5).map((issue) => {
     const path = [...prefix, ...issue.path.map((segment) => String(segment))].join('.');
-    return path ? `${path}: ${issue.message}` : issue.message;
+    // zod says "Invalid input: expected string, received undefined" for a missing field.
+    const message =
+      issue.code === 'invalid_type' && /received undefined$/.test(issue.message)
+        ? 'is required'
+        : issue.message;
+    return path ? `${path}: ${message}` : message;
   });
   const more = error.issues.length > 5 ? `; and ${error.issues.length - 5} more` : '';
   return `${parts.join('; ')}${more}`;

@@ -845,6 +845,12 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
 
   /** The cached token (single flight); a token failure is re-attributed to this call, unsent. */
   private async bearerToken(call: HttpCall): Promise<CachedToken> {
+    // The common case: a cached token, nothing to wait for (no composite signal, no race).
+    const cached = this.tokens.peek();
+    if (cached !== undefined && call.signal?.aborted !== true) {
+      if (this.closeController.signal.aborted) throw this.abortedBeforeSending(call, 'closed');
+      return cached;
+    }
     const signal = call.signal
       ? AbortSignal.any([call.signal, this.closeController.signal])
       : this.closeController.signal;
@@ -930,12 +936,19 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     const requestId = randomUUID();
     const tracker = { sent: false };
     this.sent.set(requestId, tracker);
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new DeadlineExceeded()),
-      this.settings.requestTimeoutMs,
-    );
-    const signal = call.signal ? AbortSignal.any([deadline.signal, call.signal]) : deadline.signal;
+    // One controller for the deadline and the caller's signal (cheaper than AbortSignal.any,
+    // which this hot path would call for every request).
+    const controller = new AbortController();
+    let deadlineExceeded = false;
+    const timer = setTimeout(() => {
+      deadlineExceeded = true;
+      controller.abort(new DeadlineExceeded());
+    }, this.settings.requestTimeoutMs);
+    const caller = call.signal;
+    const onCallerAbort = (): void => controller.abort(caller?.reason);
+    if (caller?.aborted === true) controller.abort(caller.reason);
+    else caller?.addEventListener('abort', onCallerAbort, { once: true });
+    const signal = controller.signal;
     const headers: Record<string, string> = {
       authorization,
       accept: call.accept,
@@ -993,7 +1006,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
               method: def.method,
               requestSent: tracker.sent,
               status,
-              abortedBy: deadline.signal.aborted
+              abortedBy: deadlineExceeded
                 ? 'deadline'
                 : call.signal?.aborted
                   ? 'caller'
@@ -1004,6 +1017,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       throw failure;
     } finally {
       clearTimeout(timer);
+      caller?.removeEventListener('abort', onCallerAbort);
       this.sent.delete(requestId);
       this.report({
         endpoint: def.name,

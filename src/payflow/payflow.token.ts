@@ -36,9 +36,14 @@ export class TokenCache {
 
   /** A usable token: the cached one, the one being fetched, or a new fetch. */
   get(): Promise<CachedToken> {
+    const current = this.peek();
+    return current === undefined ? this.refresh() : Promise.resolve(current);
+  }
+
+  /** The cached token while it needs no refresh (no waiting, no promise), else undefined. */
+  peek(): CachedToken | undefined {
     const current = this.current;
-    if (current !== undefined && this.now() < current.refreshAt) return Promise.resolve(current);
-    return this.refresh();
+    return current !== undefined && this.now() < current.refreshAt ? current : undefined;
   }
 
   /** Forgets `accessToken` if it is still the cached one (a 401 proved it dead). */

@@ -11,6 +11,7 @@ import {
 } from '../../src/dead-letters/dead-letter.errors.js';
 import { PayflowError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { OrderBusyError } from '../../src/orders/order.errors.js';
+import { TransactionBatcher } from '../../src/database/transaction-batcher.js';
 import { aLine, anEnvelope, anOrderId, isoDay, paymentRequestedData } from '../support/builders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
@@ -520,6 +521,77 @@ describe('order.payment_requested', () => {
     expect((await statusEvents(db, orderId)).map((event) => event.type)).toEqual([
       'payment.created',
     ]);
+  });
+
+  it('begins a burst of fresh events with one shared statement, each order once', async () => {
+    const batcher = pipeline.module.get(TransactionBatcher);
+    const [a, b, c] = [anOrderId(), anOrderId(), anOrderId()];
+    const envelopes = [
+      anEnvelope(
+        'order.payment_requested',
+        paymentRequestedData({
+          installments: { count: 2, firstDate: isoDay(5), intervalMonths: 1 },
+        }),
+        { orderId: a },
+      ),
+      anEnvelope(
+        'order.payment_requested',
+        paymentRequestedData({
+          orderNumber: 'ON-B',
+          installments: [
+            { installmentRef: 'dep', date: isoDay(3), amount: '250.00' },
+            { installmentRef: 'rest', date: isoDay(33), amount: '1000.00' },
+          ],
+        }),
+        { orderId: b },
+      ),
+      anEnvelope('order.payment_requested', paymentRequestedData({ currency: 'SEK' }), {
+        orderId: c,
+        organizationId: null,
+      }),
+      // A second payment of order a in the same burst: it begins on its own.
+      anEnvelope(
+        'order.payment_requested',
+        paymentRequestedData({ lines: [aLine({ unitPriceNet: 10 })] }),
+        { orderId: a },
+      ),
+    ];
+    const unitsBefore = batcher.stats.units;
+    const outcomes = await Promise.all(envelopes.map((envelope) => pipeline.deliver(envelope)));
+    expect(outcomes).toEqual(['applied', 'applied', 'applied', 'applied']);
+    // 4 completions + fewer than 4 begin units (the first three shared one).
+    expect(batcher.stats.units - unitsBefore).toBeLessThan(8);
+
+    expect((await paymentsOf(a)).map((payment) => payment.total_gross_minor).sort()).toEqual([
+      '1250',
+      '125000',
+    ]);
+    const [paymentB] = await paymentsOf(b);
+    expect(paymentB).toMatchObject({ state: 'created', organization_id: 'org-1' });
+    const { rows: planB } = await db.query<{ installment_ref: string; gross_minor: string }>(
+      `SELECT installment_ref, gross_minor, payflow_installment_id FROM installments
+        WHERE payment_id = $1 ORDER BY position`,
+      [paymentB?.id],
+    );
+    expect(planB).toEqual([
+      expect.objectContaining({ installment_ref: 'dep', gross_minor: '25000' }),
+      expect.objectContaining({ installment_ref: 'rest', gross_minor: '100000' }),
+    ]);
+    const [paymentC] = await paymentsOf(c);
+    expect(paymentC).toMatchObject({ state: 'created', currency: 'SEK', organization_id: null });
+    const { rows: orders } = await db.query<{ order_id: string; order_number: string }>(
+      `SELECT order_id, order_number, currency FROM orders WHERE order_id = ANY($1) ORDER BY order_id`,
+      [[a, b, c]],
+    );
+    expect(orders).toHaveLength(3);
+    expect(orders.find((order) => order.order_id === b)?.order_number).toBe('ON-B');
+    for (const envelope of envelopes) {
+      expect(await attemptOf(envelope.eventId)).toMatchObject({ state: 'succeeded' });
+    }
+    expect(await sandboxPayments(sandbox, a)).toHaveLength(2);
+    // Delivered again: nothing more.
+    await expect(pipeline.deliver(envelopes[1]!)).resolves.toBe('duplicate');
+    expect(await paymentsOf(b)).toHaveLength(1);
   });
 
   it('sends nothing for a blocked order', async () => {

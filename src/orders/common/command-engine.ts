@@ -81,6 +81,23 @@ export interface FreshWrites<S> {
   readonly params: readonly unknown[];
 }
 
+/** Placeholder number of the first parameter of `FreshWritesMany.params`. */
+export const FRESH_MANY_PARAM_OFFSET = 7;
+
+/**
+ * The rows of several fresh events, as CTEs of one guard statement (see
+ * `CommandSpec.freshWritesMany`). The CTEs must write only from `fresh_rows` (n, event_id,
+ * order_id, payment_id, attempt_id: one row per event whose attempt the statement recorded;
+ * `n` is the event's 1-based position in the contexts) and take their own parameters from
+ * $7 (FRESH_MANY_PARAM_OFFSET) on, in `params` order.
+ */
+export interface FreshWritesMany<S> {
+  /** One state per context, in the contexts' order. */
+  readonly states: readonly S[];
+  readonly ctes: string;
+  readonly params: readonly unknown[];
+}
+
 export interface Prepared<S> {
   /** Everything the call and the completion need. */
   readonly state: S;
@@ -102,6 +119,14 @@ export interface CommandSpec<T extends OrderEventType, M, S, R> {
    * `prepare` runs.
    */
   freshWrites?(context: FreshContext<T, M>): FreshWrites<S>;
+  /**
+   * Optional: `freshWrites` for several events at once, for a command that creates a
+   * payment (`createsPayment`). The fresh events of a burst then begin with one guard
+   * statement (one round trip) instead of one each; an event that turns out not to be fresh
+   * (a duplicate, a retry, a blocked order), or a second event of the same order, takes the
+   * one-event path.
+   */
+  freshWritesMany?(contexts: readonly FreshContext<T, M>[]): FreshWritesMany<S>;
   /**
    * Before any transaction: pure mapping, and checks that need Payflow (payment methods).
    * A MappingFailedError from here is thrown after the guard, so that a processed event
@@ -212,6 +237,43 @@ const GUARD_CTES = `
 
 const GUARD_SELECT = `SELECT g.*, (SELECT id FROM started) AS started_attempt_id FROM g`;
 
+/**
+ * The guard of several events that need nothing from it but "fresh or not" (commands that
+ * create a payment): the attempts of the fresh ones (not processed, order not blocked, no
+ * attempt yet) are recorded in one statement; `fresh_rows` lists them for the command's
+ * CTEs. $1 event ids, $2 order ids, $3 new payment ids (one per event, each order once),
+ * $4 command, $5 owner, $6 lease in ms.
+ */
+const MANY_GUARD_CTES = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[]) WITH ORDINALITY
+           AS x (event_id, order_id, payment_id, n)),
+  fresh_input AS (
+    SELECT x.* FROM input x
+      LEFT JOIN orders o ON o.order_id = x.order_id
+     WHERE o.blocked_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM command_attempts a WHERE a.event_id = x.event_id)
+       AND NOT EXISTS (SELECT 1 FROM processed_events e WHERE e.event_id = x.event_id)),
+  started AS (
+    INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
+                                  payment_id)
+    SELECT event_id, order_id, $4, 'started', $5,
+           clock_timestamp() + make_interval(secs => $6::float8 / 1000), payment_id
+      FROM fresh_input ORDER BY n
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING event_id, id),
+  fresh_rows AS (
+    SELECT x.n::int AS n, x.event_id, x.order_id, x.payment_id, s.id AS attempt_id
+      FROM started s JOIN input x ON x.event_id = s.event_id)`;
+
+const MANY_GUARD_SELECT = `SELECT n, attempt_id::text AS attempt_id FROM fresh_rows`;
+
+/** An event waiting for the shared guard statement of its command. */
+interface FreshItem<T extends OrderEventType, M> {
+  readonly command: OrderCommand<T>;
+  readonly mapped: M;
+}
+
 const GUARD_SQL = `${GUARD_CTES}\n  ${GUARD_SELECT}`;
 
 const START_ATTEMPT_SQL = `
@@ -292,9 +354,11 @@ export class OrderCommandEngine {
       if (!(error instanceof MappingFailedError)) throw error;
       mappingError = error;
     }
-    const begun = await this.batcher.run((tx) =>
-      this.begin(tx, command, spec, mapped as M, mappingError),
-    );
+    const begun =
+      (mappingError === undefined && spec.freshWritesMany !== undefined
+        ? await this.beginFresh(command, spec, mapped as M)
+        : undefined) ??
+      (await this.batcher.run((tx) => this.begin(tx, command, spec, mapped as M, mappingError)));
     switch (begun.kind) {
       case 'duplicate':
         return 'duplicate';
@@ -305,6 +369,9 @@ export class OrderCommandEngine {
         this.pending.delete(command.eventId);
         return 'applied';
       case 'start':
+        // A recorded outcome of an earlier attempt is superseded by the new attempt (done
+        // here, once the attempt is committed: a batch unit may run twice).
+        this.pending.delete(command.eventId);
         await this.callAndRecord(command, spec, begun.state, begun.attemptId);
         return 'applied';
     }
@@ -322,6 +389,77 @@ export class OrderCommandEngine {
       events.map((event) => statusEventMessage(this.options.statusTopic, event, now)),
       (sql, messages) => this.outbox.add(sql, messages),
     );
+  }
+
+  /**
+   * The begin step shared with the other fresh events of the same command that arrive
+   * meanwhile (one statement for all). Undefined when this event is not fresh, or when the
+   * shared statement failed (it then wrote nothing): the caller takes the one-event path.
+   */
+  private async beginFresh<T extends OrderEventType, M, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, M, S, R>,
+    mapped: M,
+  ): Promise<Begun<S> | undefined> {
+    try {
+      return await this.batcher.runGrouped<FreshItem<T, M>, Begun<S> | undefined>(
+        spec,
+        { command, mapped },
+        (tx, items) => this.beginMany(tx, spec, items),
+      );
+    } catch (error) {
+      this.logger.debug(
+        { type: spec.type, error: describeError(error) },
+        'the shared begin statement failed; its events begin one by one',
+      );
+      return undefined;
+    }
+  }
+
+  private async beginMany<T extends OrderEventType, M, S, R>(
+    tx: BatchSql,
+    spec: CommandSpec<T, M, S, R>,
+    items: readonly FreshItem<T, M>[],
+  ): Promise<(Begun<S> | undefined)[]> {
+    const results: (Begun<S> | undefined)[] = items.map(() => undefined);
+    if (spec.freshWritesMany === undefined || spec.createsPayment !== true) return results;
+    // One statement writes an order's row (and an event's attempt) once: repeats take the
+    // one-event path.
+    const orders = new Set<string>();
+    const events = new Set<string>();
+    const chosen: number[] = [];
+    items.forEach(({ command }, index) => {
+      if (orders.has(command.orderId) || events.has(command.eventId)) return;
+      orders.add(command.orderId);
+      events.add(command.eventId);
+      chosen.push(index);
+    });
+    const contexts: FreshContext<T, M>[] = chosen.map((index) => {
+      const item = items[index] as FreshItem<T, M>;
+      return { command: item.command, mapped: item.mapped, newPaymentId: randomUUID() };
+    });
+    const fresh = spec.freshWritesMany(contexts);
+    const rows = await tx.query<{ n: number; attempt_id: string }>(
+      `${MANY_GUARD_CTES},\n  ${fresh.ctes}\n  ${MANY_GUARD_SELECT}`,
+      [
+        contexts.map((context) => context.command.eventId),
+        contexts.map((context) => context.command.orderId),
+        contexts.map((context) => context.newPaymentId),
+        spec.type,
+        this.options.workerId,
+        this.options.attemptLeaseMs,
+        ...fresh.params,
+      ],
+    );
+    const started = new Map(rows.map((row) => [Number(row.n), row.attempt_id]));
+    chosen.forEach((itemIndex, position) => {
+      const attemptId = started.get(position + 1);
+      const state = fresh.states[position];
+      if (attemptId !== undefined && state !== undefined) {
+        results[itemIndex] = { kind: 'start', state, attemptId };
+      }
+    });
+    return results;
   }
 
   private async begin<T extends OrderEventType, M, S, R>(
@@ -373,11 +511,14 @@ export class OrderCommandEngine {
       return { kind: 'start', state: prepared.state, attemptId: guard.started_attempt_id };
     }
     if (guard.processed) return { kind: 'duplicate' };
+    // Decisions that wrote nothing are returned, not thrown: a unit that throws after a
+    // statement makes the batcher roll back and rerun its whole batch.
     if (guard.blocked) {
-      throw new BlockedByEarlierFailureError(
+      const error = new BlockedByEarlierFailureError(
         `order ${orderId} is blocked by an earlier dead-lettered event (${guard.blocked_reason ?? 'no reason recorded'})`,
         { metadata: { orderId, eventId } },
       );
+      return { kind: 'throw', error };
     }
     let retry = false;
     switch (guard.attempt_state) {
@@ -411,10 +552,11 @@ export class OrderCommandEngine {
           );
           return { kind: 'throw', error: this.inDoubtError(command, cause) };
         }
-        throw new OrderBusyError(
+        const error = new OrderBusyError(
           `event ${eventId} of order ${orderId} is being handled by worker ${guard.attempt_owner ?? '?'}`,
           { metadata: { orderId, eventId } },
         );
+        return { kind: 'throw', error };
       }
       default:
         throw new Error(`attempt of event ${eventId} is in an unknown state`);
@@ -446,7 +588,6 @@ export class OrderCommandEngine {
         metadata: { orderId, eventId },
       });
     }
-    this.pending.delete(eventId);
     return { kind: 'start', state: prepared.state, attemptId: attempt.id };
   }
 

@@ -16,8 +16,10 @@ export interface WebhookCredentials {
 }
 
 export function newWebhookCredentials(): WebhookCredentials {
-  const token = randomBytes(24).toString('base64url');
-  const apiKey = randomBytes(32).toString('base64url');
+  // One draw from the CSPRNG for both (a system call less per payment).
+  const random = randomBytes(56);
+  const token = random.subarray(0, 24).toString('base64url');
+  const apiKey = random.subarray(24).toString('base64url');
   return { token, apiKey, apiKeyHash: hashApiKey(apiKey) };
 }
 

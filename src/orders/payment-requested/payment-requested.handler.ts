@@ -25,6 +25,7 @@ import {
   type CommandSpec,
   type FreshContext,
   type FreshWrites,
+  type FreshWritesMany,
   type PrepareContext,
   type Prepared,
 } from '../common/command-engine.js';
@@ -69,7 +70,10 @@ const BEGIN_SQL = `
     ON CONFLICT (order_id) DO UPDATE
        SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
            order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
-           updated_at = now()),
+           updated_at = now()
+     WHERE (orders.organization_id, orders.order_number, orders.currency)
+           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
+                             EXCLUDED.order_number, EXCLUDED.currency)),
   p AS (
     INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
                           total_gross_minor, total_net_minor, webhook_token, api_key_hash,
@@ -97,7 +101,10 @@ const FRESH_CTES = `
     ON CONFLICT (order_id) DO UPDATE
        SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
            order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
-           updated_at = now()),
+           updated_at = now()
+     WHERE (orders.organization_id, orders.order_number, orders.currency)
+           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
+                             EXCLUDED.order_number, EXCLUDED.currency)),
   fresh_payment AS (
     INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
                           total_gross_minor, total_net_minor, webhook_token, api_key_hash,
@@ -109,6 +116,47 @@ const FRESH_CTES = `
       FROM started,
            unnest($16::text[], $17::int[], $18::date[], $19::bigint[])
            AS x (ref, position, due_date, gross_minor))`;
+
+/**
+ * The same rows for several fresh events at once, as CTEs of the engine's shared guard
+ * statement: written only for the events in `fresh_rows` (those whose attempt it recorded),
+ * matched to their data by `n`. Data from $7 on, installments flattened with their event's
+ * `n` from $16 on.
+ */
+const FRESH_MANY_CTES = `
+  fresh_data AS (
+    SELECT r.n, r.event_id, r.order_id, r.payment_id, d.organization_id, d.order_number,
+           d.currency, d.gross_minor, d.net_minor, d.webhook_token, d.api_key_hash,
+           d.payment_method_id
+      FROM fresh_rows r
+      JOIN unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[],
+                  $13::text[], $14::bytea[], $15::text[])
+           AS d (n, organization_id, order_number, currency, gross_minor, net_minor,
+                 webhook_token, api_key_hash, payment_method_id)
+        ON d.n = r.n),
+  fresh_order AS (
+    INSERT INTO orders (order_id, organization_id, order_number, currency)
+    SELECT order_id, organization_id, order_number, currency FROM fresh_data ORDER BY n
+    ON CONFLICT (order_id) DO UPDATE
+       SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
+           order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
+           updated_at = now()
+     WHERE (orders.organization_id, orders.order_number, orders.currency)
+           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
+                             EXCLUDED.order_number, EXCLUDED.currency)),
+  fresh_payment AS (
+    INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
+                          total_gross_minor, total_net_minor, webhook_token, api_key_hash,
+                          payment_method_id)
+    SELECT payment_id, order_id, organization_id, event_id, 'creating', currency, gross_minor,
+           net_minor, webhook_token, api_key_hash, payment_method_id
+      FROM fresh_data ORDER BY n),
+  fresh_installments AS (
+    INSERT INTO installments (payment_id, installment_ref, position, due_date, gross_minor)
+    SELECT r.payment_id, i.ref, i.position, i.due_date, i.gross_minor
+      FROM unnest($16::int[], $17::text[], $18::int[], $19::date[], $20::bigint[])
+           AS i (n, ref, position, due_date, gross_minor)
+      JOIN fresh_rows r ON r.n = i.n)`;
 
 /**
  * The payments of a batch `created` with Payflow's ids and links, and their installments
@@ -157,6 +205,7 @@ export class PaymentRequestedHandler {
       createsPayment: true,
       map: (command) => this.map(command),
       freshWrites: (context) => this.freshWrites(context),
+      freshWritesMany: (contexts) => this.freshWritesMany(contexts),
       prepare: (tx, context) => this.prepare(tx, context),
       call: (state, signal) => this.call(state, signal),
       complete: (tx, state, result, command) => this.complete(tx, state, result, command),
@@ -294,6 +343,78 @@ export class PaymentRequestedHandler {
         plan.map((entry) => entry.position),
         plan.map((entry) => entry.date),
         plan.map((entry) => entry.grossMinor),
+      ],
+    };
+  }
+
+  private freshWritesMany(
+    contexts: readonly FreshContext<'order.payment_requested', MappedPaymentRequest>[],
+  ): FreshWritesMany<CreateState> {
+    const states: CreateState[] = [];
+    const data = {
+      n: [] as number[],
+      organizationId: [] as (string | null)[],
+      orderNumber: [] as string[],
+      currency: [] as string[],
+      grossMinor: [] as number[],
+      netMinor: [] as number[],
+      token: [] as string[],
+      apiKeyHash: [] as Buffer[],
+      paymentMethodId: [] as (string | null)[],
+    };
+    const plan = {
+      n: [] as number[],
+      ref: [] as string[],
+      position: [] as number[],
+      date: [] as string[],
+      grossMinor: [] as number[],
+    };
+    contexts.forEach(({ command, mapped, newPaymentId }, index) => {
+      if (newPaymentId === null) throw new Error('payment_requested needs a new payment id');
+      const n = index + 1;
+      const { event } = command;
+      const credentials = newWebhookCredentials();
+      states.push({
+        paymentId: newPaymentId,
+        organizationId: event.organizationId,
+        mapped,
+        credentials,
+      });
+      data.n.push(n);
+      data.organizationId.push(event.organizationId);
+      data.orderNumber.push(event.data.orderNumber);
+      data.currency.push(mapped.currency);
+      data.grossMinor.push(mapped.totalGrossMinor);
+      data.netMinor.push(mapped.totalNetMinor);
+      data.token.push(credentials.token);
+      data.apiKeyHash.push(credentials.apiKeyHash);
+      data.paymentMethodId.push(mapped.paymentMethodId);
+      for (const entry of mapped.installments ?? []) {
+        plan.n.push(n);
+        plan.ref.push(entry.ref);
+        plan.position.push(entry.position);
+        plan.date.push(entry.date);
+        plan.grossMinor.push(entry.grossMinor);
+      }
+    });
+    return {
+      states,
+      ctes: FRESH_MANY_CTES,
+      params: [
+        data.n,
+        data.organizationId,
+        data.orderNumber,
+        data.currency,
+        data.grossMinor,
+        data.netMinor,
+        data.token,
+        data.apiKeyHash,
+        data.paymentMethodId,
+        plan.n,
+        plan.ref,
+        plan.position,
+        plan.date,
+        plan.grossMinor,
       ],
     };
   }
