@@ -26,6 +26,11 @@ import { OrdersModule, type OrdersOptionOverrides } from './orders/orders.module
 import { OutboxModule } from './outbox/outbox.module.js';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox.relay.js';
 import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow.module.js';
+import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
+import type { ReconciliationOptions } from './reconciliation/reconciliation.poller.js';
+import type { WebhookProcessingOptions } from './webhooks/processing/webhook-inbox.processor.js';
+import { WebhooksProcessingModule } from './webhooks/webhooks-processing.module.js';
+import { WebhooksReceiverModule } from './webhooks/webhooks-receiver.module.js';
 import type { PayflowClientOptions } from './payflow/payflow.types.js';
 
 /** Settings that are not environment variables: tests and benchmarks tune these. */
@@ -35,9 +40,14 @@ export interface WorkerOverrides {
   readonly orders?: OrdersOptionOverrides;
   readonly relay?: OutboxRelayOptions;
   readonly payflow?: Partial<PayflowClientOptions>;
+  readonly webhookProcessing?: WebhookProcessingOptions;
+  readonly reconciliation?: ReconciliationOptions;
 }
 
-/** Wakes the outbox relay whenever a batch of state changes (and their outbox rows) commits. */
+/**
+ * Wakes the outbox relay whenever a batch of state changes (and their outbox rows) commits,
+ * and counts the batch's size (group commit at work).
+ */
 @Module({})
 class PipelineWiringModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private unsubscribe: (() => void) | undefined;
@@ -45,10 +55,14 @@ class PipelineWiringModule implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @Inject(TransactionBatcher) private readonly batcher: TransactionBatcher,
     @Inject(OutboxRelay) private readonly relay: OutboxRelay,
+    @Inject(MetricsService) private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.unsubscribe = this.batcher.onCommit(() => this.relay.notify());
+    this.unsubscribe = this.batcher.onCommit((batch) => {
+      this.relay.notify();
+      this.metrics.batchCommitted(batch.units);
+    });
   }
 
   onApplicationShutdown(): void {
@@ -99,6 +113,29 @@ export class AppModule {
         }),
         outbox,
         { module: PipelineWiringModule, imports: [orders, outbox] },
+        WebhooksReceiverModule.forRoot({
+          rateLimitPerSecond: config.WEBHOOK_RATE_LIMIT_PER_SECOND,
+          rateLimitBurst: config.WEBHOOK_RATE_LIMIT_BURST,
+          authCacheSize: config.WEBHOOK_AUTH_CACHE_SIZE,
+          inboxRetentionMs: config.WEBHOOK_INBOX_RETENTION,
+        }),
+        WebhooksProcessingModule.forRoot({
+          imports: [orders, outbox],
+          options: {
+            pollIntervalMs: config.WEBHOOK_PROCESSING_POLL_INTERVAL,
+            ...overrides.webhookProcessing,
+          },
+        }),
+        ReconciliationModule.forRoot({
+          imports: [outbox],
+          options: {
+            autoStart: config.RECONCILE_ENABLED,
+            intervalMs: config.RECONCILE_INTERVAL,
+            ratePerSecond: config.RECONCILE_RATE_PER_SECOND,
+            concurrency: config.RECONCILE_CONCURRENCY,
+            ...overrides.reconciliation,
+          },
+        }),
       ],
     };
   }

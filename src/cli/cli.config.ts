@@ -21,14 +21,30 @@ const cliEnvSchema = envSchema
     LOG_LEVEL: envSchema.shape.LOG_LEVEL.unwrap().default('warn'),
   });
 
-export type CliConfig = z.output<typeof cliEnvSchema>;
+/** The Payflow variables, validated only by the commands that call Payflow (`reconcile`). */
+const cliPayflowEnvSchema = envSchema.pick({
+  PAYFLOW_BASE_URL: true,
+  PAYFLOW_PARTNER_BASE_URL: true,
+  PAYFLOW_TOKEN_URL: true,
+  PAYFLOW_CLIENT_ID: true,
+  PAYFLOW_CLIENT_SECRET: true,
+  PAYFLOW_CONNECT_TIMEOUT: true,
+  PAYFLOW_REQUEST_TIMEOUT: true,
+  PAYFLOW_MAX_CONNECTIONS: true,
+});
 
-/** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
-export function loadCliConfig(env: Readonly<Record<string, string | undefined>>): CliConfig {
-  const cleaned = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
-  );
-  const result = cliEnvSchema.safeParse(cleaned);
+export type CliPayflowConfig = z.output<typeof cliPayflowEnvSchema>;
+
+export type CliConfig = z.output<typeof cliEnvSchema> & {
+  /** The PAYFLOW_* variables as given, checked by `loadCliPayflowConfig` when a command needs them. */
+  readonly payflowEnv: Readonly<Record<string, string>>;
+};
+
+function parseEnv<S extends z.ZodType>(
+  schema: S,
+  cleaned: Readonly<Record<string, string>>,
+): z.output<S> {
+  const result = schema.safeParse(cleaned);
   if (!result.success) {
     const issue = result.error.issues[0];
     const variable = String(issue?.path[0] ?? 'environment');
@@ -41,4 +57,22 @@ export function loadCliConfig(env: Readonly<Record<string, string | undefined>>)
     throw new ConfigError(variable, problem);
   }
   return result.data;
+}
+
+/** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
+export function loadCliConfig(env: Readonly<Record<string, string | undefined>>): CliConfig {
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
+  );
+  const payflowEnv = Object.fromEntries(
+    Object.entries(cleaned).filter(([name]) => name.startsWith('PAYFLOW_')),
+  );
+  return { ...parseEnv(cliEnvSchema, cleaned), payflowEnv };
+}
+
+/** The Payflow client's variables, for the commands that call Payflow; a ConfigError otherwise. */
+export function loadCliPayflowConfig(config: Pick<CliConfig, 'payflowEnv'>): CliPayflowConfig {
+  return parseEnv(cliPayflowEnvSchema, config.payflowEnv);
 }

@@ -11,6 +11,7 @@ import {
 import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
 import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
 import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
+import { ReconcileCommand } from './commands/reconcile.command.js';
 
 export interface CliModuleOptions {
   readonly config: CliConfig;
@@ -35,6 +36,7 @@ export class CliModule {
         DlqReplayCommand,
         OrderCommand,
         OrderShowCommand,
+        ReconcileCommand,
       ],
     };
   }

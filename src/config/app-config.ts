@@ -18,14 +18,17 @@ const httpUrl = z
 
 const positiveInt = z.coerce.number().int().positive();
 
-/** Durations are milliseconds, or a number with a unit: 500ms, 30s, 5m, 1h. */
+/** Durations are milliseconds, or a number with a unit: 500ms, 30s, 5m, 1h, 8d. */
 const duration = z.string().transform((value, ctx) => {
-  const match = /^(\d+)(ms|s|m|h)?$/.exec(value.trim());
+  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(value.trim());
   if (!match) {
-    ctx.addIssue({ code: 'custom', message: 'must be a duration such as 500ms, 30s, 5m or 1h' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be a duration such as 500ms, 30s, 5m, 1h or 8d',
+    });
     return z.NEVER;
   }
-  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 'ms'] ?? 1;
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms'] ?? 1;
   return Number(match[1]) * factor;
 });
 
@@ -55,10 +58,16 @@ export const envSchema = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_GROUP_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_SESSION_TIMEOUT: duration.default(30_000),
+  /** Fetch long-poll: how long a broker may hold a fetch that found nothing new. */
+  KAFKA_FETCH_MAX_WAIT: duration.default(1_000),
   TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),
   TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
   TOPIC_SETTLEMENTS: z.string().min(1).default('payflow.settlements.v1'),
   MAX_IN_FLIGHT: positiveInt.default(256),
+  /** key: different orders of a partition in parallel; partition: one event per partition at a time. */
+  ORDER_SEQUENCING: z
+    .enum(['key', 'partition'], { message: 'must be key or partition' })
+    .default('key'),
   RETRY_MAX_ATTEMPTS: positiveInt.default(10),
   RETRY_MAX_DURATION: duration.default(15 * 60_000),
 
@@ -74,6 +83,19 @@ export const envSchema = z.object({
   WEBHOOK_PUBLIC_BASE_URL: httpUrl.refine((value) => value.startsWith('https://'), {
     message: 'must be an https:// URL (Payflow never calls plain http)',
   }),
+  WEBHOOK_RATE_LIMIT_PER_SECOND: positiveInt.default(20),
+  WEBHOOK_RATE_LIMIT_BURST: positiveInt.default(40),
+  WEBHOOK_AUTH_CACHE_SIZE: positiveInt.default(100_000),
+  WEBHOOK_INBOX_RETENTION: duration
+    .default(8 * 24 * 3_600_000)
+    .refine((ms) => ms >= 7 * 24 * 3_600_000, {
+      message: 'must be at least 7d (longer than Payflow retries a webhook)',
+    }),
+  WEBHOOK_PROCESSING_POLL_INTERVAL: duration.default(1_000),
+  RECONCILE_ENABLED: boolean.default(true),
+  RECONCILE_INTERVAL: duration.default(5 * 60_000),
+  RECONCILE_RATE_PER_SECOND: positiveInt.default(20),
+  RECONCILE_CONCURRENCY: positiveInt.default(4),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HTTP_HOST: z.string().default('0.0.0.0'),
   TLS_CERT_FILE: z.string().min(1).optional(),

@@ -8,6 +8,7 @@ import { InstallmentEntity } from '../payments/installment.entity.js';
 import { PaymentStatusHistoryEntity } from '../payments/payment-status-history.entity.js';
 import { PaymentEntity } from '../payments/payment.entity.js';
 import { RefundEntity } from '../payments/refund.entity.js';
+import { WebhookInboxEntity } from '../webhooks/webhook-inbox.entity.js';
 
 /** Every table's entity, listed explicitly (no globs: the same list works under tsc and jest). */
 export const ENTITIES = [
@@ -21,4 +22,5 @@ export const ENTITIES = [
   CommandAttemptEntity,
   OutboxEntity,
   DeadLetterEntity,
+  WebhookInboxEntity,
 ];

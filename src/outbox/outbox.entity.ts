@@ -7,6 +7,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  */
 @Entity({ name: 'outbox' })
 @Index('outbox_pending_idx', ['bucket', 'id'], { where: `"published_at" IS NULL` })
+@Index('outbox_published_idx', ['publishedAt'], { where: `"published_at" IS NOT NULL` })
 export class OutboxEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id!: string;

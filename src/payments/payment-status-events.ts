@@ -12,6 +12,7 @@ export const PAYMENT_STATUS_EVENT_TYPES = [
   'payment.creation_failed',
   'payment.status_changed',
   'installment.status_changed',
+  'payment.terminal_failed',
   'payment.cancelled',
   'payment.refunded',
   'payment.marked_paid',

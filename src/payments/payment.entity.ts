@@ -32,6 +32,13 @@ export class PaymentEntity {
   @Column({ name: 'last_polled_at', type: 'timestamptz', nullable: true })
   lastPolledAt!: Date | null;
 
+  /**
+   * When the status snapshot now held was fetched from Payflow; a snapshot fetched earlier
+   * is never applied over it (webhooks and polls race).
+   */
+  @Column({ name: 'status_checked_at', type: 'timestamptz', nullable: true })
+  statusCheckedAt!: Date | null;
+
   @Column({ name: 'organization_id', type: 'text', nullable: true })
   organizationId!: string | null;
 

@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/common/logger.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { KafkaMockCluster, mockSafePartitionAssigner } from './kafka-mock-cluster.js';
+import type { SandboxOptions } from '../../src/sandbox/sandbox.server.js';
 import { startTestSandbox, type SandboxHandle } from './sandbox.js';
 
 export const TOPICS = {
@@ -113,6 +114,7 @@ export const MOCK_CONSUMER_OVERRIDES: WorkerOverrides['kafkaConsumer'] = {
 export async function startPipeline(
   label: string,
   env: Record<string, string> = {},
+  sandboxOptions: SandboxOptions = {},
 ): Promise<Pipeline> {
   const cluster = await KafkaMockCluster.start({
     brokers: 3,
@@ -124,7 +126,7 @@ export async function startPipeline(
     ],
   });
   const database = await createTestDatabase(label);
-  const sandbox = await startTestSandbox();
+  const sandbox = await startTestSandbox(sandboxOptions);
   const config = loadConfig({
     DATABASE_URL: database.url,
     DB_POOL_SIZE: '10',
@@ -141,6 +143,7 @@ export async function startPipeline(
     HTTP_HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     RETRY_MAX_ATTEMPTS: '5',
+    RECONCILE_ENABLED: 'false',
     ...env,
   });
   const kafka = new Kafka({

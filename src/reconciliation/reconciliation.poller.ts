@@ -1,0 +1,298 @@
+/**
+ * Reconciliation (issue 4 §3): webhooks are optional, may be skipped (a callback domain
+ * that is not whitelisted) or given up after 25 retries, so every open payment is also
+ * polled. A pass fetches paymentStatus for each payment that has a Payflow id and is not
+ * in a final status (payments in doubt need a webhook or an operator), at a bounded rate,
+ * and applies what changed through the status sync with source `poll` (which records
+ * `last_polled_at`).
+ *
+ * One pass at a time in a group of replicas: a pass holds a session advisory lock
+ * (pg_try_advisory_lock) on a dedicated connection; a replica that finds it taken skips
+ * its turn. The loop (setTimeout) starts on application bootstrap and stops on shutdown.
+ */
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { APP_LOGGER } from '../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../common/logger.js';
+import { describeError } from '../common/app-error.js';
+import { Database, sqlOf } from '../database/database.js';
+import { mapBounded, sleep } from '../outbox/outbox.relay-support.js';
+import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
+import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
+
+export const RECONCILIATION_OPTIONS = Symbol('RECONCILIATION_OPTIONS');
+/** Called after a pass that wrote status events (wakes the outbox relay). */
+export const RECONCILIATION_EVENTS_COMMITTED = Symbol('RECONCILIATION_EVENTS_COMMITTED');
+
+/** pg_try_advisory_lock(namespace, key) of the reconciliation pass. */
+export const RECONCILIATION_LOCK = { namespace: 0x72636e01, key: 1 } as const;
+
+export interface ReconciliationOptions {
+  /** Run passes with the application. Default true. */
+  readonly autoStart?: boolean;
+  /** Pause between the end of a pass and the next. Default 300 000 ms (5 min). */
+  readonly intervalMs?: number;
+  /** Delay of the first pass after start-up. Default 30 000 ms. */
+  readonly initialDelayMs?: number;
+  /** Most GET paymentStatus calls started per second. Default 20. */
+  readonly ratePerSecond?: number;
+  /** GETs in flight at once. Default 4. */
+  readonly concurrency?: number;
+  /** Payments read per page. Default 500. */
+  readonly pageSize?: number;
+}
+
+const DEFAULTS: Required<ReconciliationOptions> = {
+  autoStart: true,
+  intervalMs: 300_000,
+  initialDelayMs: 30_000,
+  ratePerSecond: 20,
+  concurrency: 4,
+  pageSize: 500,
+};
+
+/** One payment whose status a pass changed. */
+export interface ReconciledChange {
+  readonly orderId: string;
+  readonly paymentId: string;
+  readonly payflowId: string;
+  readonly previousProviderStatus: string | null;
+  readonly providerStatus: string;
+  readonly status: string;
+  readonly installmentChanges: number;
+  readonly events: number;
+}
+
+export interface ReconciliationFailure {
+  readonly orderId: string;
+  readonly paymentId: string;
+  readonly payflowId: string;
+  readonly error: string;
+}
+
+export interface PassResult {
+  /** False when another pass held the lock (nothing was done). */
+  readonly ran: boolean;
+  readonly checked: number;
+  readonly unchanged: number;
+  /** Snapshots refused because a newer one was applied meanwhile. */
+  readonly stale: number;
+  readonly changed: readonly ReconciledChange[];
+  readonly failed: readonly ReconciliationFailure[];
+  readonly events: number;
+  readonly durationMs: number;
+}
+
+interface OpenPayment {
+  id: string;
+  order_id: string;
+  organization_id: string | null;
+  payflow_id: string;
+  currency: string;
+}
+
+/** Spaces call starts `1000 / rate` ms apart (shared by the pass's workers). */
+class RateGate {
+  private next = 0;
+  constructor(private readonly intervalMs: number) {}
+  async take(): Promise<void> {
+    const now = Date.now();
+    const at = Math.max(now, this.next);
+    this.next = at + this.intervalMs;
+    if (at > now) await sleep(at - now);
+  }
+}
+
+@Injectable()
+export class ReconciliationPoller implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly settings: Required<ReconciliationOptions>;
+  private readonly abort = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(
+    @Inject(Database) private readonly database: Database,
+    @Inject(PaymentStatusSync) private readonly sync: PaymentStatusSync,
+    @Optional() @Inject(RECONCILIATION_OPTIONS) options?: ReconciliationOptions,
+    @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+    @Optional() @Inject(RECONCILIATION_EVENTS_COMMITTED) private readonly committed?: () => void,
+  ) {
+    this.settings = { ...DEFAULTS, ...options };
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.settings.autoStart) this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  start(): void {
+    if (this.stopped || this.timer !== null) return;
+    this.schedule(this.settings.initialDelayMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.abort.abort();
+    await this.current?.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const pass = this.runPass()
+        .then((result) => {
+          if (result.ran && (result.changed.length > 0 || result.failed.length > 0)) {
+            this.logger.info(
+              {
+                checked: result.checked,
+                changed: result.changed.length,
+                failed: result.failed.length,
+                durationMs: result.durationMs,
+              },
+              'reconciliation pass done',
+            );
+          }
+        })
+        .catch((error: unknown) => {
+          this.logger.error({ err: describeError(error) }, 'reconciliation pass failed');
+        })
+        .finally(() => {
+          this.current = null;
+          this.schedule(this.settings.intervalMs);
+        });
+      this.current = pass;
+    }, delayMs);
+  }
+
+  /** One pass over every open payment; `ran: false` when another pass holds the lock. */
+  async runPass(signal: AbortSignal = this.abort.signal): Promise<PassResult> {
+    const started = Date.now();
+    const client = await this.database.pool.connect();
+    let locked = false;
+    try {
+      const lockSql = sqlOf(client);
+      const [row] = await lockSql.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock($1, $2) AS locked',
+        [RECONCILIATION_LOCK.namespace, RECONCILIATION_LOCK.key],
+      );
+      locked = row?.locked === true;
+      if (!locked) {
+        return {
+          ran: false,
+          checked: 0,
+          unchanged: 0,
+          stale: 0,
+          changed: [],
+          failed: [],
+          events: 0,
+          durationMs: Date.now() - started,
+        };
+      }
+      return await this.pass(signal, started);
+    } finally {
+      if (locked) {
+        await client
+          .query('SELECT pg_advisory_unlock($1, $2)', [
+            RECONCILIATION_LOCK.namespace,
+            RECONCILIATION_LOCK.key,
+          ])
+          .catch(() => undefined);
+      }
+      client.release();
+    }
+  }
+
+  private async pass(signal: AbortSignal, started: number): Promise<PassResult> {
+    const gate = new RateGate(1000 / Math.max(0.001, this.settings.ratePerSecond));
+    const changed: ReconciledChange[] = [];
+    const failed: ReconciliationFailure[] = [];
+    let checked = 0;
+    let unchanged = 0;
+    let stale = 0;
+    let events = 0;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      if (signal.aborted) break;
+      const page = await this.database.sql.query<OpenPayment>(
+        `SELECT id::text AS id, order_id, organization_id, payflow_id, currency
+           FROM payments
+          WHERE payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
+            AND (provider_status IS NULL OR provider_status <> ALL($1::text[]))
+            AND id > $2::uuid
+          ORDER BY id LIMIT $3`,
+        [FINAL_PAYMENT_STATUSES, after, this.settings.pageSize],
+      );
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.id;
+      await mapBounded(page, this.settings.concurrency, async (payment) => {
+        if (signal.aborted) return;
+        await gate.take();
+        if (signal.aborted) return;
+        checked += 1;
+        try {
+          const snapshot = await this.sync.fetch(
+            {
+              payflowId: payment.payflow_id,
+              organizationId: payment.organization_id,
+              currency: payment.currency.trim(),
+            },
+            signal,
+          );
+          const result = await this.sync.applyNow(payment.id, snapshot, { source: 'poll' });
+          events += result.events.length;
+          const change = result.changes?.payment ?? null;
+          const installmentChanges = result.changes?.installments.length ?? 0;
+          if (result.outcome === 'stale') stale += 1;
+          else if ((result.changes?.events.length ?? 0) === 0) unchanged += 1;
+          else {
+            changed.push({
+              orderId: payment.order_id,
+              paymentId: payment.id,
+              payflowId: payment.payflow_id,
+              previousProviderStatus:
+                change?.previousProviderStatus ?? result.payment?.providerStatus ?? null,
+              providerStatus: change?.providerStatus ?? snapshot.status.status,
+              status: change?.status ?? result.payment?.status ?? 'unknown',
+              installmentChanges,
+              events: result.events.length,
+            });
+          }
+        } catch (error) {
+          failed.push({
+            orderId: payment.order_id,
+            paymentId: payment.id,
+            payflowId: payment.payflow_id,
+            error: describeError(error).replace(/\s+/g, ' ').slice(0, 500),
+          });
+          this.logger.warn(
+            { paymentId: payment.id, payflowId: payment.payflow_id, err: describeError(error) },
+            'reconciliation: payment not checked',
+          );
+        }
+      });
+    }
+    if (events > 0) this.committed?.();
+    return {
+      ran: true,
+      checked,
+      unchanged,
+      stale,
+      changed,
+      failed,
+      events,
+      durationMs: Date.now() - started,
+    };
+  }
+}

@@ -1,0 +1,441 @@
+/**
+ * Drains the webhook inbox (CONTRACT §5): for each payment with pending rows, fetches the
+ * authoritative state (GET paymentStatus) and applies what changed through the status sync,
+ * marking the rows processed in the same transaction as the changes and their events. The
+ * payload is never trusted: duplicates and out-of-order webhooks make no wrong or repeated
+ * event, because only a difference between Payflow's state and Postgres's makes one.
+ *
+ * Claiming. Due rows (`processed_at IS NULL AND next_attempt_at <= now()`) are claimed with
+ * FOR UPDATE SKIP LOCKED and leased (next_attempt_at pushed by `claimLeaseMs`), so several
+ * replicas share the work and no transaction stays open across an HTTP call; rows of a
+ * worker that died come back when the lease ends.
+ *
+ * Failures. A transient one (network, 5xx, 429, database) leaves the rows pending with
+ * attempts + 1, a bounded exponential back-off and `last_error`; a permanent one (404, any
+ * other 4xx) marks them processed with `last_error` and logs it.
+ *
+ * In doubt. A webhook for a payment whose creation is in doubt proves Payflow created it
+ * (its token was bound to the row before the call). The payload's `paymentId` is a hint:
+ * it is used only when GET paymentStatus finds it in the payment's organization with the
+ * payment's total and currency (and internalRef, when Payflow sends one); then
+ * `resolveInDoubt` marks it created (payment.created) and the status change follows. With
+ * no usable hint the rows stay pending with a clear `last_error` (see `order show`).
+ */
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { AppError, describeError } from '../../common/app-error.js';
+import { Database, type Sql } from '../../database/database.js';
+import type { InDoubtResolution } from '../../orders/payment-requested/payment-requested.handler.js';
+import { Wakeup, mapBounded } from '../../outbox/outbox.relay-support.js';
+import { PayflowError } from '../../payflow/payflow.errors.js';
+import type { StatusEvent } from '../../payments/payment-status-events.js';
+import {
+  PaymentStatusSync,
+  type Snapshot,
+} from '../../payments/status-sync/payment-status-sync.js';
+import type { StoredPayment } from '../../payments/status-sync/status-changes.js';
+import { INBOX_WAKEUP, type InboxWakeup } from './inbox-wakeup.js';
+import { webhookHints } from './webhook-hints.js';
+
+export const WEBHOOK_PROCESSING_OPTIONS = Symbol('WEBHOOK_PROCESSING_OPTIONS');
+export const IN_DOUBT_RESOLVER = Symbol('IN_DOUBT_RESOLVER');
+/** Called after a transaction that wrote status events committed (wakes the outbox relay). */
+export const STATUS_EVENTS_COMMITTED = Symbol('STATUS_EVENTS_COMMITTED');
+
+/** PaymentRequestedHandler.resolveInDoubt. */
+export interface InDoubtResolver {
+  resolveInDoubt(paymentId: string, resolution: InDoubtResolution): Promise<boolean>;
+}
+
+export interface WebhookProcessingOptions {
+  /** Start the drain loop with the application. Default true. */
+  readonly autoStart?: boolean;
+  /** Pause between passes that found nothing (a wake-up cuts it short). Default 1 000 ms. */
+  readonly pollIntervalMs?: number;
+  /** Rows claimed per pass. Default 100. */
+  readonly batchSize?: number;
+  /** Payments processed at once. Default 4. */
+  readonly concurrency?: number;
+  /** How long claimed rows belong to this worker. Default 120 000 ms. */
+  readonly claimLeaseMs?: number;
+  /** First retry delay after a transient failure; doubles per attempt. Default 5 000 ms. */
+  readonly retryBaseMs?: number;
+  /** Longest retry delay. Default 300 000 ms (5 min). */
+  readonly retryMaxMs?: number;
+}
+
+const DEFAULTS: Required<WebhookProcessingOptions> = {
+  autoStart: true,
+  pollIntervalMs: 1_000,
+  batchSize: 100,
+  concurrency: 4,
+  claimLeaseMs: 120_000,
+  retryBaseMs: 5_000,
+  retryMaxMs: 300_000,
+};
+
+export interface DrainResult {
+  readonly claimed: number;
+  readonly payments: number;
+  /** Rows marked processed (with or without an error). */
+  readonly processed: number;
+  /** Rows left pending for a later attempt. */
+  readonly deferred: number;
+  /** Status events written. */
+  readonly events: number;
+}
+
+interface ClaimedRow {
+  id: string;
+  payment_id: string;
+  kind: string;
+  body: Buffer;
+}
+
+export interface InboxPaymentRow {
+  id: string;
+  order_id: string;
+  organization_id: string | null;
+  payflow_id: string | null;
+  state: string;
+  currency: string;
+  total_gross_minor: string;
+}
+
+type GroupOutcome =
+  | { readonly kind: 'processed'; readonly rows: number; readonly events: number }
+  | { readonly kind: 'deferred'; readonly rows: number };
+
+/** A failure that leaves the rows pending (with this message) rather than processed. */
+class DeferError extends Error {}
+
+function oneLine(message: string): string {
+  return message.replace(/\s+/g, ' ').trim().slice(0, 500);
+}
+
+function isPermanent(error: unknown): boolean {
+  return error instanceof AppError && !error.transient;
+}
+
+@Injectable()
+export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly settings: Required<WebhookProcessingOptions>;
+  private readonly wakeup = new Wakeup();
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | null = null;
+  private stopped = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    @Inject(Database) private readonly database: Database,
+    @Inject(PaymentStatusSync) private readonly sync: PaymentStatusSync,
+    @Inject(IN_DOUBT_RESOLVER) private readonly resolver: InDoubtResolver,
+    @Optional() @Inject(WEBHOOK_PROCESSING_OPTIONS) options?: WebhookProcessingOptions,
+    @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+    @Optional() @Inject(INBOX_WAKEUP) private readonly inboxWakeup?: InboxWakeup,
+    @Optional() @Inject(STATUS_EVENTS_COMMITTED) private readonly committed?: () => void,
+  ) {
+    this.settings = { ...DEFAULTS, ...options };
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.settings.autoStart) this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Wakes the drain loop (new rows committed). */
+  notify(): void {
+    this.wakeup.wake();
+  }
+
+  start(): void {
+    if (this.loop !== null || this.stopped) return;
+    this.unsubscribe = this.inboxWakeup?.subscribe(() => this.notify());
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.abort.abort();
+    this.wakeup.wake();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      let full = false;
+      try {
+        const result = await this.drainOnce();
+        full = result.claimed >= this.settings.batchSize;
+        failures = 0;
+      } catch (error) {
+        failures += 1;
+        this.logger.error({ err: describeError(error) }, 'webhook inbox: drain failed');
+      }
+      if (this.stopped) break;
+      if (!full) {
+        await this.wakeup.wait(
+          failures === 0
+            ? this.settings.pollIntervalMs
+            : Math.min(30_000, this.settings.pollIntervalMs * 2 ** failures),
+        );
+      }
+    }
+  }
+
+  /** One pass: claims due rows and processes them, payment by payment. */
+  async drainOnce(): Promise<DrainResult> {
+    const rows = await this.database.sql.query<ClaimedRow>(
+      `UPDATE webhook_inbox w
+          SET next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond'
+        WHERE w.id IN (SELECT id FROM webhook_inbox
+                        WHERE processed_at IS NULL AND next_attempt_at <= now()
+                        ORDER BY next_attempt_at, id
+                        LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body`,
+      [this.settings.batchSize, this.settings.claimLeaseMs],
+    );
+    if (rows.length === 0) {
+      return { claimed: 0, payments: 0, processed: 0, deferred: 0, events: 0 };
+    }
+    const groups = new Map<string, ClaimedRow[]>();
+    for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
+      const group = groups.get(row.payment_id) ?? [];
+      group.push(row);
+      groups.set(row.payment_id, group);
+    }
+    const outcomes = await mapBounded([...groups.entries()], this.settings.concurrency, (entry) =>
+      this.processPayment(entry[0], entry[1]),
+    );
+    let processed = 0;
+    let deferred = 0;
+    let events = 0;
+    for (const outcome of outcomes) {
+      if (outcome.kind === 'processed') {
+        processed += outcome.rows;
+        events += outcome.events;
+      } else {
+        deferred += outcome.rows;
+      }
+    }
+    if (events > 0) this.committed?.();
+    return { claimed: rows.length, payments: groups.size, processed, deferred, events };
+  }
+
+  private async processPayment(paymentId: string, rows: ClaimedRow[]): Promise<GroupOutcome> {
+    const ids = rows.map((row) => row.id);
+    try {
+      const [payment] = await this.database.sql.query<InboxPaymentRow>(
+        `SELECT id, order_id, organization_id, payflow_id, state, currency, total_gross_minor
+           FROM payments WHERE id = $1::uuid`,
+        [paymentId],
+      );
+      if (payment === undefined) {
+        return await this.finish(ids, 'no such payment');
+      }
+      let snapshot: Snapshot;
+      if (payment.payflow_id === null) {
+        if (payment.state === 'creation_failed') {
+          return await this.finish(ids, 'the payment creation failed; webhook ignored');
+        }
+        snapshot = await this.resolveInDoubt(payment, rows);
+      } else {
+        snapshot = await this.sync.fetch(
+          {
+            payflowId: payment.payflow_id,
+            organizationId: payment.organization_id,
+            currency: payment.currency.trim(),
+          },
+          this.abort.signal,
+        );
+      }
+      const terminalRows = rows.filter((row) => row.kind === 'terminal-failure');
+      const result = await this.database.transaction(async (tx) => {
+        const applied = await this.sync.apply(tx, paymentId, snapshot, {
+          source: 'webhook',
+          extraEvents: (stored, taken) => terminalFailedEvents(stored, taken, terminalRows),
+        });
+        await this.markProcessed(tx, ids, applied.outcome === 'missing' ? 'no Payflow id' : null);
+        return applied;
+      });
+      return { kind: 'processed', rows: ids.length, events: result.events.length };
+    } catch (error) {
+      if (!(error instanceof DeferError) && isPermanent(error)) {
+        this.logger.warn(
+          { paymentId, inboxIds: ids, err: describeError(error) },
+          'webhook inbox: permanent failure, rows marked processed',
+        );
+        return this.finish(ids, describeError(error));
+      }
+      const message = error instanceof DeferError ? error.message : describeError(error);
+      this.logger.warn({ paymentId, inboxIds: ids, err: message }, 'webhook inbox: retry later');
+      await this.defer(ids, message);
+      return { kind: 'deferred', rows: ids.length };
+    }
+  }
+
+  /**
+   * A payment without a Payflow id: verifies the payload's `paymentId` hint against
+   * Payflow, resolves the payment and returns the verifying snapshot. Throws DeferError
+   * when the rows must wait (no usable hint yet, or the creation is still running).
+   */
+  private async resolveInDoubt(
+    payment: InboxPaymentRow,
+    rows: readonly ClaimedRow[],
+  ): Promise<Snapshot> {
+    const hints = [
+      ...new Set(
+        rows.flatMap((row) => {
+          const hint = webhookHints(row.body).paymentId;
+          return hint === undefined ? [] : [hint];
+        }),
+      ),
+    ];
+    if (hints.length === 0) {
+      throw new DeferError(
+        `payment creation in doubt (state ${payment.state}) and the webhook names no usable ` +
+          'paymentId: resolve it manually',
+      );
+    }
+    const problems: string[] = [];
+    for (const hint of hints) {
+      let snapshot: Snapshot;
+      try {
+        snapshot = await this.sync.fetch(
+          {
+            payflowId: hint,
+            organizationId: payment.organization_id,
+            currency: payment.currency.trim(),
+          },
+          this.abort.signal,
+        );
+      } catch (error) {
+        if (error instanceof PayflowError && !error.transient) {
+          problems.push(`hint ${hint}: ${describeError(error)}`);
+          continue;
+        }
+        throw error;
+      }
+      const [taken] = await this.database.sql.query<{ id: string }>(
+        'SELECT id FROM payments WHERE payflow_id = $1 AND id <> $2::uuid',
+        [hint, payment.id],
+      );
+      const mismatch =
+        taken === undefined
+          ? verifyHint(payment, hint, snapshot)
+          : 'it belongs to another payment of the bridge';
+      if (mismatch !== null) {
+        problems.push(`hint ${hint}: ${mismatch}`);
+        continue;
+      }
+      const resolved = await this.resolver.resolveInDoubt(payment.id, {
+        payflowId: hint,
+        installments: snapshot.status.installments,
+      });
+      if (!resolved) {
+        const [now] = await this.database.sql.query<{ payflow_id: string | null }>(
+          'SELECT payflow_id FROM payments WHERE id = $1::uuid',
+          [payment.id],
+        );
+        if (now?.payflow_id !== hint) {
+          throw new DeferError(
+            `payment creation not settled yet (state ${payment.state}); Payflow id ${hint} verified`,
+          );
+        }
+      } else {
+        this.logger.info(
+          { paymentId: payment.id, orderId: payment.order_id, payflowId: hint },
+          'webhook inbox: in-doubt payment resolved by a webhook',
+        );
+      }
+      return snapshot;
+    }
+    throw new DeferError(
+      `payment creation in doubt and no webhook hint could be verified: ${problems.join('; ')}`,
+    );
+  }
+
+  private async markProcessed(
+    tx: Sql,
+    ids: readonly string[],
+    error: string | null,
+  ): Promise<void> {
+    await tx.execute(
+      `UPDATE webhook_inbox SET processed_at = clock_timestamp(), last_error = $2
+        WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
+      [ids, error === null ? null : oneLine(error)],
+    );
+  }
+
+  private async finish(ids: readonly string[], error: string): Promise<GroupOutcome> {
+    await this.database.transaction((tx) => this.markProcessed(tx, ids, error));
+    return { kind: 'processed', rows: ids.length, events: 0 };
+  }
+
+  private async defer(ids: readonly string[], error: string): Promise<void> {
+    try {
+      await this.database.sql.execute(
+        `UPDATE webhook_inbox
+            SET attempts = attempts + 1, last_error = $2,
+                next_attempt_at = clock_timestamp()
+                  + LEAST($4::float8, $3::float8 * power(2, LEAST(attempts, 16))) * interval '1 millisecond'
+          WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
+        [ids, oneLine(error), this.settings.retryBaseMs, this.settings.retryMaxMs],
+      );
+    } catch (failure) {
+      // The claim lease brings the rows back anyway.
+      this.logger.error({ err: describeError(failure) }, 'webhook inbox: cannot defer rows');
+    }
+  }
+}
+
+/** Why a hinted Payflow payment is not this one, or null when it matches. */
+export function verifyHint(
+  payment: InboxPaymentRow,
+  hint: string,
+  snapshot: Snapshot,
+): string | null {
+  const status = snapshot.status;
+  if (status.paymentId !== hint) return `Payflow answered for payment ${status.paymentId}`;
+  const internalRef: unknown = Reflect.get(status.raw, 'internalRef');
+  if (typeof internalRef === 'string' && internalRef !== payment.order_id) {
+    return 'its internalRef is another order';
+  }
+  if (status.currency !== payment.currency.trim()) return 'its currency differs';
+  if (status.totalAmountMinor !== Number(payment.total_gross_minor)) return 'its total differs';
+  return null;
+}
+
+function terminalFailedEvents(
+  payment: StoredPayment,
+  snapshot: Snapshot,
+  rows: readonly ClaimedRow[],
+): StatusEvent[] {
+  return rows.map((row) => {
+    const hints = webhookHints(row.body);
+    return {
+      type: 'payment.terminal_failed',
+      orderId: payment.orderId,
+      organizationId: payment.organizationId,
+      paymentId: payment.payflowId,
+      data: {
+        providerStatus: snapshot.status.status,
+        ...(hints.terminalId === undefined ? {} : { terminalId: hints.terminalId }),
+        ...(hints.reason === undefined ? {} : { reason: hints.reason }),
+        source: 'webhook',
+      },
+    };
+  });
+}
