@@ -38,7 +38,8 @@ describe('OutboxModule', () => {
   const relayLocks = async (): Promise<number> => {
     const [row] = await db.database.sql.query<{ count: number }>(
       `SELECT count(*)::int AS count FROM pg_locks
-        WHERE locktype = 'advisory' AND classid IN ($1::int::oid, $2::int::oid)`,
+        WHERE locktype = 'advisory' AND classid IN ($1::int::oid, $2::int::oid)
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       [RELAY_LOCK_NAMESPACE.BUCKET_OWNER, RELAY_LOCK_NAMESPACE.MEMBERS],
     );
     return row?.count ?? 0;

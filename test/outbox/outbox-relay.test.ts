@@ -371,7 +371,8 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
       const [victim] = (
         await admin.query<{ pid: number }>(
           `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
-              AND classid = $1::int::oid AND objid = $2::int::oid`,
+              AND classid = $1::int::oid AND objid = $2::int::oid
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
           [RELAY_LOCK_NAMESPACE.BUCKET_OWNER, [...before][0]],
         )
       ).rows;
