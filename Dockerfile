@@ -11,6 +11,9 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# V8 otherwise lets the old generation grow with the host's memory; with 192 MB the worker
+# stays near 220 MB RSS at ~2,000 orders/s (npm run bench, key-100ms-heap192).
+ENV NODE_OPTIONS=--max-old-space-size=192
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
