@@ -503,11 +503,11 @@ async function stageBreakdown(
 }
 
 /**
- * Waits (up to 90 s) until the machine is quiet (< 20 % busy over 1 s): another program's
+ * Waits (up to 45 s) until the machine is quiet (< 20 % busy over 1 s): another program's
  * load would lower every figure. Returns the last busy share measured.
  */
 async function waitForQuietMachine(): Promise<number> {
-  const deadline = performance.now() + 90_000;
+  const deadline = performance.now() + 45_000;
   let busy = await machineBusyPercent(1_000);
   while (busy >= 20 && performance.now() < deadline) {
     log(`  the machine is ${busy} % busy (something else runs); waiting for it to calm down`);
@@ -654,7 +654,8 @@ function summary(
         `${formatLatency(result.backlogLatencyMs)} | ${result.workerMaxRssMb} | ` +
         `${result.cpu.workerPct} (${result.cpu.workerMsPerOrder}) | ${result.cpu.postgresPct} | ` +
         `${result.cpu.sandboxPct} | ${result.cpu.benchPct} | ${result.cpu.otherPct} | ${result.cpu.machineBusyPct} | ` +
-        `${result.valid ? 'yes' : `NO: ${result.problems.join('; ')}`} |`,
+        `${result.valid ? 'yes' : `NO: ${result.problems.join('; ')}`}` +
+        `${result.cpu.otherPct > 15 ? ` (disturbed: other programs took ${result.cpu.otherPct} % CPU)` : ''} |`,
     );
   }
   if (bare !== null) {
