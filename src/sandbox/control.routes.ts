@@ -1,10 +1,20 @@
 /**
  * The control API at /sandbox/* (no auth, no latency, no faults): CONTRACT §7 plus
- * the clock, payment-method, redelivery, hold/release, stats and OpenAPI extras.
+ * the clock, payment-method, redelivery, hold/release, settlement seeding, stats and OpenAPI
+ * extras.
  */
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_LINK_DOMAIN, DEFAULT_PROFILE_ID } from './state.js';
-import { isoOf } from './clock.js';
+import { ValidationError } from '../common/app-error.js';
+import { toMinorUnits } from '../common/money.js';
+import {
+  DEFAULT_LINK_DOMAIN,
+  DEFAULT_ORGANIZATION_ID,
+  DEFAULT_PROFILE_ID,
+  type Movement,
+  type Organization,
+  type SandboxState,
+} from './state.js';
+import { isoOf, startOfUtcDate } from './clock.js';
 import {
   advanceSchema,
   clientSchema,
@@ -13,11 +23,14 @@ import {
   organizationSchema,
   paymentMethodsSchema,
   paymentsQuerySchema,
+  settlementSeedSchema,
   simulateSchema,
   whitelistSchema,
+  type SettlementSeed,
 } from './control.schemas.js';
-import { notFound, parseOr422, unprocessable } from './errors.js';
+import { notFound, parseOr422, unprocessable, type Detail } from './errors.js';
 import { faultSpecSchema, faultView } from './faults.js';
+import { newObjectId } from './ids.js';
 import { buildOpenApiDocument } from './openapi.js';
 import type { SandboxContext } from './routing.js';
 import { sandboxPaymentView } from './views.js';
@@ -81,6 +94,23 @@ export function registerControlRoutes(
     state.organizations.set(organization.id, organization);
     void reply.code(201);
     return organization;
+  });
+
+  app.post('/sandbox/settlements', (request, reply) => {
+    const seed = parseOr422(settlementSeedSchema, request.body, 'body');
+    const organizationId = seed.organizationId ?? DEFAULT_ORGANIZATION_ID;
+    const organization = state.organizations.get(organizationId);
+    if (!organization) throw notFound(`no organization ${organizationId}`);
+    const booked = seedSettlements(state, organization, seed);
+    const malformedLines = seed.malformedLines ?? [];
+    state.addMalformedSettlementLines(organization.id, seed.date, malformedLines);
+    void reply.code(201);
+    return {
+      organizationId: organization.id,
+      date: seed.date,
+      booked,
+      malformedLines: malformedLines.length,
+    };
   });
 
   app.get('/sandbox/webhook-whitelist', () => ({ domains: state.whitelist }));
@@ -183,4 +213,110 @@ export function registerControlRoutes(
     openApi ??= buildOpenApiDocument(baseUrl());
     return openApi;
   });
+}
+
+const DAY_MS = 86_400_000;
+/** When a seeded movement without bookedAt is booked: noon UTC of its date. */
+const DEFAULT_BOOKED_OFFSET_MS = 12 * 3_600_000;
+
+/**
+ * Books the seed's movements, then its `count` synthetic ones, on the seed's date; returns
+ * how many. Everything is checked before anything is booked.
+ */
+function seedSettlements(
+  state: SandboxState,
+  organization: Organization,
+  seed: SettlementSeed,
+): number {
+  const dayStart = startOfUtcDate(seed.date) ?? 0; // the schema accepts calendar dates only
+  const details: Detail[] = [];
+  const resolved = (seed.movements ?? []).map((movement, index) => {
+    const loc = ['body', 'movements', index];
+    const payment =
+      movement.paymentId === undefined ? undefined : state.payments.get(movement.paymentId);
+    if (payment && payment.organizationId !== organization.id) {
+      details.push({
+        loc: [...loc, 'paymentId'],
+        msg: `payment ${payment.id} belongs to organization ${payment.organizationId}`,
+        type: 'value_error.payment_organization',
+      });
+    }
+    const currency = movement.currency ?? payment?.currency ?? organization.currency;
+    let grossMinor = 0;
+    try {
+      grossMinor = toMinorUnits(movement.grossAmount, currency);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      details.push({
+        loc: [...loc, 'grossAmount'],
+        msg: error.message,
+        type: 'value_error.amount',
+      });
+    }
+    const type = movement.type ?? (grossMinor < 0 ? 'refund' : 'payment');
+    if ((type === 'refund' && grossMinor > 0) || (type === 'payment' && grossMinor < 0)) {
+      details.push({
+        loc: [...loc, 'grossAmount'],
+        msg: 'a refund is negative, a payment is not',
+        type: 'value_error.amount_sign',
+      });
+    }
+    return { movement, payment, currency, grossMinor, type };
+  });
+  if (details.length > 0) throw unprocessable(details);
+
+  // Payments the sandbox does not know get one payment number each, per request.
+  const generatedNumbers = new Map<string, number>();
+  const booked: Movement[] = resolved.map(({ movement, payment, currency, grossMinor, type }) => {
+    const bookedAt =
+      movement.bookedAt === undefined
+        ? dayStart + DEFAULT_BOOKED_OFFSET_MS
+        : Date.parse(movement.bookedAt);
+    const paymentId = movement.paymentId ?? newObjectId(bookedAt);
+    let paymentNumber = payment?.number ?? generatedNumbers.get(paymentId);
+    if (paymentNumber === undefined) {
+      paymentNumber = state.nextPaymentNumber++;
+      generatedNumbers.set(paymentId, paymentNumber);
+    }
+    return {
+      id: newObjectId(bookedAt),
+      organizationId: organization.id,
+      paymentId,
+      paymentNumber,
+      installmentId: movement.installmentId ?? null,
+      internalRef: movement.internalRef ?? payment?.internalRef ?? null,
+      orderNumber: movement.orderNumber ?? payment?.orderNumber ?? `SB-${paymentNumber}`,
+      type,
+      currency,
+      grossMinor,
+      bookedAt,
+    };
+  });
+  for (const movement of booked) state.movements.push(movement);
+
+  // Synthetic rows: 100 + i mod 997 whole units and (7 i) mod 100 hundredths (whole units
+  // only without minor units), every 10th a refund; booked in order over the UTC day.
+  const count = seed.count ?? 0;
+  const unit = toMinorUnits('1', organization.currency);
+  const hundredth = unit >= 100 ? toMinorUnits('0.01', organization.currency) : 0;
+  for (let i = 0; i < count; i += 1) {
+    const bookedAt = dayStart + Math.floor((i * DAY_MS) / count);
+    const minor = (100 + (i % 997)) * unit + ((i * 7) % 100) * hundredth;
+    const refund = i % 10 === 9;
+    const paymentNumber = state.nextPaymentNumber++;
+    state.movements.push({
+      id: newObjectId(bookedAt),
+      organizationId: organization.id,
+      paymentId: newObjectId(bookedAt),
+      paymentNumber,
+      installmentId: null,
+      internalRef: null,
+      orderNumber: `SB-${paymentNumber}`,
+      type: refund ? 'refund' : 'payment',
+      currency: organization.currency,
+      grossMinor: refund ? -minor : minor,
+      bookedAt,
+    });
+  }
+  return booked.length + count;
 }

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { isCurrency } from '../common/money.js';
 import { PAYMENT_METHOD_TYPES } from '../payflow/payflow.schemas.js';
+import { startOfUtcDate, utcDateOf } from './clock.js';
 import { SIMULATE_ACTIONS } from './simulation.js';
 
 const nonEmpty = z.string().min(1);
@@ -17,12 +18,14 @@ export const clientSchema = z.object({
   organizationIds: z.array(nonEmpty).min(1),
 });
 
+const currency = z.string().refine(isCurrency, { message: 'must be an ISO 4217 currency' });
+
 export const organizationSchema = z.object({
   id: nonEmpty,
   name: z.string().optional(),
   profiles: z.array(z.object({ id: nonEmpty, department: z.string().optional() })).optional(),
   linkDomain: domain.optional(),
-  currency: z.string().refine(isCurrency, { message: 'must be an ISO 4217 currency' }).optional(),
+  currency: currency.optional(),
 });
 
 export const whitelistSchema = z.object({ domains: z.array(domain) });
@@ -59,3 +62,52 @@ export const deliveriesQuerySchema = z.object({
 });
 
 export const paymentsQuerySchema = z.object({ organizationId: z.string().optional() });
+
+/** Most synthetic settlement rows one POST /sandbox/settlements books. */
+export const MAX_SYNTHETIC_SETTLEMENTS = 1_000_000;
+
+const calendarDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD', abort: true })
+  .refine((date) => startOfUtcDate(date) !== undefined, { message: 'must be a calendar date' });
+
+/** Major units as a JSON number or exact decimal text ("1249.50", "-100"). */
+const majorAmount = z.union([
+  z.number().finite(),
+  z.string().regex(/^[+-]?\d+(?:\.\d+)?$/, { message: 'must be a decimal number' }),
+]);
+
+export const settlementMovementSchema = z.object({
+  paymentId: nonEmpty.optional(),
+  installmentId: nonEmpty.optional(),
+  internalRef: z.string().optional(),
+  orderNumber: z.string().optional(),
+  type: z.enum(['payment', 'refund']).optional(),
+  currency: currency.optional(),
+  grossAmount: majorAmount,
+  bookedAt: z.iso.datetime({ offset: true }).optional(),
+});
+
+/** POST /sandbox/settlements: settlement CSV rows (and broken lines) on a chosen date. */
+export const settlementSeedSchema = z
+  .object({
+    organizationId: nonEmpty.optional(),
+    date: calendarDate,
+    count: z.number().int().min(0).max(MAX_SYNTHETIC_SETTLEMENTS).optional(),
+    movements: z.array(settlementMovementSchema).optional(),
+    malformedLines: z.array(z.string()).optional(),
+  })
+  .superRefine((seed, context) => {
+    seed.movements?.forEach((movement, index) => {
+      if (movement.bookedAt === undefined) return;
+      if (utcDateOf(Date.parse(movement.bookedAt)) === seed.date) return;
+      context.addIssue({
+        code: 'custom',
+        path: ['movements', index, 'bookedAt'],
+        message: `must be on ${seed.date} (UTC)`,
+        input: movement.bookedAt,
+      });
+    });
+  });
+export type SettlementSeed = z.output<typeof settlementSeedSchema>;
+export type SettlementMovementSeed = z.output<typeof settlementMovementSchema>;

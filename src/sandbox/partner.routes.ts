@@ -63,7 +63,14 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
           'content-disposition',
           `attachment; filename="settlements-${organization.id}-${query.from}-${query.to}.csv"`,
         );
-      return settlementCsv(state.movements, organization.id, query.from, query.to);
+      // A stream: fastify pipes it (chunked), so a large file is never one string.
+      return settlementCsv(
+        state.movements,
+        organization.id,
+        query.from,
+        query.to,
+        state.malformedSettlementLines(organization.id),
+      );
     }),
   );
 

@@ -1,49 +1,118 @@
 /**
  * The standard settlement CSV (docs/assumptions.md): RFC 4180, a header row, then one row
- * per money movement booked in the date range, in booking order. settlement_date is the
- * booked date (UTC); fee is 1.5 % of gross rounded half away from zero; refunds negative.
+ * per money movement booked in the date range, ordered by booking time (stable). After
+ * each date's rows come that date's raw lines seeded with POST /sandbox/settlements (a
+ * broken file), as they are. settlement_date is the booked date (UTC); fee is 1.5 % of
+ * gross rounded half away from zero; refunds negative.
+ *
+ * The file is streamed in chunks of about 64 KiB, so a large file is never one string.
  */
+import { Readable } from 'node:stream';
 import { formatMinorUnits, roundDecimal } from '../common/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../payflow/payflow.schemas.js';
 import { isoOf, utcDateOf } from './clock.js';
 import type { Movement } from './state.js';
+
+/** Characters gathered before a chunk is handed on (the rows are ASCII, so about bytes). */
+export const SETTLEMENT_CSV_CHUNK_SIZE = 64 * 1024;
+
+const NO_LINES: ReadonlyMap<string, readonly string[]> = new Map();
 
 /** 1.5 % as an exact decimal: gross × 15 / 1000. */
 function feeMinor(grossMinor: number): number {
   return Number(roundDecimal({ digits: BigInt(grossMinor) * 15n, scale: 3 }, 0));
 }
 
+/**
+ * The settlement CSV of one organization for the booked dates [from, to] as a byte stream.
+ * The movements and lines are selected when this is called; the rows are formatted as the
+ * stream is read.
+ *
+ * @param malformedLines raw lines by booked date (YYYY-MM-DD), written after that date's rows.
+ */
 export function settlementCsv(
   movements: readonly Movement[],
   organizationId: string,
   from: string,
   to: string,
-): string {
-  const lines = [SETTLEMENT_CSV_COLUMNS.join(',')];
+  malformedLines: ReadonlyMap<string, readonly string[]> = NO_LINES,
+): Readable {
+  const rows: { movement: Movement; date: string }[] = [];
   for (const movement of movements) {
     if (movement.organizationId !== organizationId) continue;
     const date = utcDateOf(movement.bookedAt);
     if (date < from || date > to) continue;
-    const fee = feeMinor(movement.grossMinor);
-    const row: Record<(typeof SETTLEMENT_CSV_COLUMNS)[number], string> = {
-      settlement_id: movement.id,
-      settlement_date: date,
-      organization_id: movement.organizationId,
-      payment_id: movement.paymentId,
-      payment_number: String(movement.paymentNumber),
-      installment_id: movement.installmentId ?? '',
-      internal_ref: movement.internalRef ?? '',
-      order_number: movement.orderNumber,
-      transaction_type: movement.type,
-      currency: movement.currency,
-      gross_amount: formatMinorUnits(movement.grossMinor, movement.currency),
-      fee_amount: formatMinorUnits(fee, movement.currency),
-      net_amount: formatMinorUnits(movement.grossMinor - fee, movement.currency),
-      booked_at: isoOf(movement.bookedAt),
-    };
-    lines.push(SETTLEMENT_CSV_COLUMNS.map((column) => csvField(row[column])).join(','));
+    rows.push({ movement, date });
   }
-  return `${lines.join('\r\n')}\r\n`;
+  // Array.prototype.sort is stable: movements booked at the same time keep their order.
+  rows.sort((a, b) => a.movement.bookedAt - b.movement.bookedAt);
+  const extra = [...malformedLines.entries()]
+    .filter(([date, lines]) => date >= from && date <= to && lines.length > 0)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([date, lines]) => ({ date, lines: [...lines] }));
+  return Readable.from(chunked(csvLines(rows, extra)), { objectMode: false });
+}
+
+/** Every line of the file, without its CRLF. */
+function* csvLines(
+  rows: readonly { movement: Movement; date: string }[],
+  extra: readonly { date: string; lines: readonly string[] }[],
+): Generator<string> {
+  yield SETTLEMENT_CSV_COLUMNS.join(',');
+  let index = 0;
+  /** The raw lines of the dates before `date` (all that are left when undefined). */
+  function* linesBefore(date: string | undefined): Generator<string> {
+    for (
+      let entry = extra[index];
+      entry !== undefined && (date === undefined || entry.date < date);
+      entry = extra[index]
+    ) {
+      yield* entry.lines;
+      index += 1;
+    }
+  }
+  for (const { movement, date } of rows) {
+    if ((extra[index]?.date ?? date) < date) yield* linesBefore(date);
+    yield csvRow(movement, date);
+  }
+  yield* linesBefore(undefined);
+}
+
+/** Joins lines with CRLF (after every line) into chunks of about SETTLEMENT_CSV_CHUNK_SIZE. */
+function* chunked(lines: Iterable<string>): Generator<Buffer> {
+  let pending: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    pending.push(line, '\r\n');
+    size += line.length + 2;
+    if (size >= SETTLEMENT_CSV_CHUNK_SIZE) {
+      yield Buffer.from(pending.join(''), 'utf8');
+      pending = [];
+      size = 0;
+    }
+  }
+  if (pending.length > 0) yield Buffer.from(pending.join(''), 'utf8');
+}
+
+function csvRow(movement: Movement, date: string): string {
+  const fee = feeMinor(movement.grossMinor);
+  const row: Record<(typeof SETTLEMENT_CSV_COLUMNS)[number], string> = {
+    settlement_id: movement.id,
+    settlement_date: date,
+    organization_id: movement.organizationId,
+    payment_id: movement.paymentId,
+    payment_number: String(movement.paymentNumber),
+    installment_id: movement.installmentId ?? '',
+    internal_ref: movement.internalRef ?? '',
+    order_number: movement.orderNumber,
+    transaction_type: movement.type,
+    currency: movement.currency,
+    gross_amount: formatMinorUnits(movement.grossMinor, movement.currency),
+    fee_amount: formatMinorUnits(fee, movement.currency),
+    net_amount: formatMinorUnits(movement.grossMinor - fee, movement.currency),
+    booked_at: isoOf(movement.bookedAt),
+  };
+  return SETTLEMENT_CSV_COLUMNS.map((column) => csvField(row[column])).join(',');
 }
 
 function csvField(value: string): string {

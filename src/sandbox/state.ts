@@ -170,6 +170,11 @@ export class SandboxState {
   readonly organizations = new Map<string, Organization>();
   readonly payments = new Map<string, Payment>();
   readonly movements: Movement[] = [];
+  /**
+   * Raw text lines of the settlement CSV (POST /sandbox/settlements), written as they are
+   * after the rows of their date: organization id → booked date (YYYY-MM-DD) → lines.
+   */
+  readonly settlementMalformedLines = new Map<string, Map<string, string[]>>();
   paymentMethods: PaymentMethod[] = [];
   whitelist: string[] = [];
   nextPaymentNumber = 1000;
@@ -185,6 +190,7 @@ export class SandboxState {
     this.organizations.clear();
     this.payments.clear();
     this.movements.length = 0;
+    this.settlementMalformedLines.clear();
     this.nextPaymentNumber = 1000;
     this.paymentMethods = defaultPaymentMethods();
     this.whitelist = [...this.defaultWhitelist];
@@ -201,6 +207,28 @@ export class SandboxState {
       scopes: Object.values(PAYFLOW_SCOPES),
       organizationIds: [DEFAULT_ORGANIZATION_ID],
     });
+  }
+
+  /** Appends raw settlement CSV lines to an organization's date. */
+  addMalformedSettlementLines(
+    organizationId: string,
+    date: string,
+    lines: readonly string[],
+  ): void {
+    if (lines.length === 0) return;
+    let byDate = this.settlementMalformedLines.get(organizationId);
+    if (!byDate) {
+      byDate = new Map();
+      this.settlementMalformedLines.set(organizationId, byDate);
+    }
+    const existing = byDate.get(date);
+    if (!existing) byDate.set(date, [...lines]);
+    else for (const line of lines) existing.push(line);
+  }
+
+  /** An organization's raw settlement CSV lines by booked date (empty when none). */
+  malformedSettlementLines(organizationId: string): ReadonlyMap<string, readonly string[]> {
+    return this.settlementMalformedLines.get(organizationId) ?? new Map<string, string[]>();
   }
 
   findPaymentMethod(id: string): PaymentMethod | undefined {
