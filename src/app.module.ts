@@ -28,6 +28,9 @@ import { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox.relay.js';
 import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow.module.js';
 import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
 import type { ReconciliationOptions } from './reconciliation/reconciliation.poller.js';
+import { SETTLEMENT_FORMATS } from './payflow/payflow.schemas.js';
+import { SettlementsModule } from './settlements/settlements.module.js';
+import type { SettlementsOptions } from './settlements/settlements.options.js';
 import type { WebhookProcessingOptions } from './webhooks/processing/webhook-inbox.processor.js';
 import { WebhooksProcessingModule } from './webhooks/webhooks-processing.module.js';
 import { WebhooksReceiverModule } from './webhooks/webhooks-receiver.module.js';
@@ -42,6 +45,7 @@ export interface WorkerOverrides {
   readonly payflow?: Partial<PayflowClientOptions>;
   readonly webhookProcessing?: WebhookProcessingOptions;
   readonly reconciliation?: ReconciliationOptions;
+  readonly settlements?: Partial<SettlementsOptions>;
 }
 
 /**
@@ -134,6 +138,17 @@ export class AppModule {
             ratePerSecond: config.RECONCILE_RATE_PER_SECOND,
             concurrency: config.RECONCILE_CONCURRENCY,
             ...overrides.reconciliation,
+          },
+        }),
+        SettlementsModule.forRoot({
+          imports: [outbox],
+          options: {
+            topic: config.TOPIC_SETTLEMENTS,
+            cron: config.SETTLEMENT_CRON,
+            timeZone: config.SETTLEMENT_TIMEZONE,
+            formats: SETTLEMENT_FORMATS,
+            autoStart: config.SETTLEMENT_ENABLED,
+            ...overrides.settlements,
           },
         }),
       ],

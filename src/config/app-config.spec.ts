@@ -62,6 +62,19 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses a settlement schedule that cron or the time-zone database does not know', () => {
+    expect(loadConfig({ ...required, SETTLEMENT_CRON: '*/5 * * * * *' }).SETTLEMENT_CRON).toBe(
+      '*/5 * * * * *',
+    );
+    expect(() => loadConfig({ ...required, SETTLEMENT_CRON: '0 61 2 * * *' })).toThrow(
+      /SETTLEMENT_CRON must be a cron expression/,
+    );
+    expect(() => loadConfig({ ...required, SETTLEMENT_TIMEZONE: 'Europe/Olso' })).toThrow(
+      'Invalid configuration: SETTLEMENT_TIMEZONE must be an IANA time zone such as Europe/Oslo',
+    );
+    expect(loadConfig({ ...required, SETTLEMENT_ENABLED: 'false' }).SETTLEMENT_ENABLED).toBe(false);
+  });
+
   it('never echoes a secret value', () => {
     const secret = 'super-secret-value';
     try {

@@ -3,8 +3,10 @@
  * Nothing else in the program reads process.env. A bad value stops start-up with one line
  * that names the variable and what is wrong, and never echoes a secret's value.
  */
+import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 import { ValidationError } from '../common/app-error.js';
+import { isTimeZone } from '../settlements/nights.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -101,8 +103,19 @@ export const envSchema = z.object({
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
 
-  SETTLEMENT_CRON: z.string().min(1).default('0 30 2 * * *'),
-  SETTLEMENT_TIMEZONE: z.string().min(1).default('Europe/Oslo'),
+  SETTLEMENT_CRON: z
+    .string()
+    .trim()
+    .refine((value) => validateCronExpression(value).valid, {
+      message: 'must be a cron expression such as "0 30 2 * * *" (seconds first)',
+    })
+    .default('0 30 2 * * *'),
+  SETTLEMENT_TIMEZONE: z
+    .string()
+    .refine(isTimeZone, { message: 'must be an IANA time zone such as Europe/Oslo' })
+    .default('Europe/Oslo'),
+  /** Run the nightly settlement pull in this process (the CLI pulls by hand either way). */
+  SETTLEMENT_ENABLED: boolean.default(true),
 });
 
 export type AppConfig = z.output<typeof envSchema>;

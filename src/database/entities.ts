@@ -8,6 +8,10 @@ import { InstallmentEntity } from '../payments/installment.entity.js';
 import { PaymentStatusHistoryEntity } from '../payments/payment-status-history.entity.js';
 import { PaymentEntity } from '../payments/payment.entity.js';
 import { RefundEntity } from '../payments/refund.entity.js';
+import { SettlementFileChunkEntity } from '../settlements/settlement-file-chunk.entity.js';
+import { SettlementFileErrorEntity } from '../settlements/settlement-file-error.entity.js';
+import { SettlementFileEntity } from '../settlements/settlement-file.entity.js';
+import { SettlementNightEntity } from '../settlements/settlement-night.entity.js';
 import { WebhookInboxEntity } from '../webhooks/webhook-inbox.entity.js';
 
 /** Every table's entity, listed explicitly (no globs: the same list works under tsc and jest). */
@@ -23,4 +27,8 @@ export const ENTITIES = [
   OutboxEntity,
   DeadLetterEntity,
   WebhookInboxEntity,
+  SettlementFileEntity,
+  SettlementFileChunkEntity,
+  SettlementFileErrorEntity,
+  SettlementNightEntity,
 ];

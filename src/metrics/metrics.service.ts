@@ -13,9 +13,11 @@ import type {
   RetryCause,
 } from '../messaging/transport.metrics.js';
 import type { OutboxRelayMetrics } from '../outbox/outbox.relay.js';
+import type { SettlementMetrics } from '../settlements/nightly/nightly-settlements.cron.js';
+import type { NightlyRunResult } from '../settlements/nightly/nightly-settlements.runner.js';
 
 @Injectable()
-export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
+export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics, SettlementMetrics {
   readonly registry = new Registry();
 
   private readonly inFlightGauge = new Gauge({
@@ -98,6 +100,34 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
     registers: [this.registry],
   });
 
+  private readonly settlementPulls = new Counter({
+    name: 'payflow_bridge_settlement_pulls_total',
+    help: 'Settlement nights the nightly run pulled, by outcome (stored, changed, unchanged, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly settlementRows = new Counter({
+    name: 'payflow_bridge_settlement_rows_total',
+    help: 'Settlement rows stored and published by the nightly run, by kind (parsed, bad)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly settlementMissing = new Gauge({
+    name: 'payflow_bridge_settlement_nights_missing',
+    help: 'Settlement nights still missing after the last nightly run of this replica',
+    registers: [this.registry],
+  });
+  private readonly settlementLastRun = new Gauge({
+    name: 'payflow_bridge_settlement_last_run_timestamp_seconds',
+    help: 'When this replica last finished a nightly settlement run (0 = never)',
+    registers: [this.registry],
+  });
+  private readonly settlementRunFailures = new Counter({
+    name: 'payflow_bridge_settlement_run_failures_total',
+    help: 'Nightly settlement runs that failed as a whole (e.g. organizations not listed)',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'payflow_bridge_' });
   }
@@ -138,5 +168,21 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics {
   }
   batchCommitted(units: number): void {
     this.batchUnits.observe(units);
+  }
+  nightlyRun(result: NightlyRunResult): void {
+    for (const night of result.pulled) {
+      this.settlementPulls.inc({ outcome: night.result.outcome });
+      if (night.result.outcome === 'stored' || night.result.outcome === 'changed') {
+        this.settlementRows.inc({ kind: 'parsed' }, night.result.file?.rows ?? 0);
+        this.settlementRows.inc({ kind: 'bad' }, night.result.file?.badRows ?? 0);
+      }
+    }
+    if (result.failed.length > 0)
+      this.settlementPulls.inc({ outcome: 'failed' }, result.failed.length);
+    this.settlementMissing.set(result.stillMissing);
+    this.settlementLastRun.set(Date.now() / 1000);
+  }
+  nightlyRunFailed(): void {
+    this.settlementRunFailures.inc();
   }
 }

@@ -384,6 +384,7 @@ export type ManualPaidResponse = z.infer<typeof manualPaidResponseSchema>;
 // ---------------------------------------------------------------- partner: settlements
 
 export const SETTLEMENT_FORMATS = ['standard'] as const;
+export type SettlementFormat = (typeof SETTLEMENT_FORMATS)[number];
 export const settlementQuerySchema = z
   .object({
     from: isoDate,

@@ -41,3 +41,21 @@ export async function fetchToken(
   const json = (await response.json()) as { access_token: string };
   return json.access_token;
 }
+
+/** The sandbox's control API (no auth): JSON in and out; a non-2xx answer throws. */
+export async function sandboxControl<T = unknown>(
+  sandbox: SandboxHandle,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await fetch(`${sandbox.url}/sandbox${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 300)
+    throw new Error(`control ${method} ${path}: ${response.status} ${text}`);
+  return (text === '' ? undefined : JSON.parse(text)) as T;
+}

@@ -27,6 +27,7 @@ import { PayflowModule } from '../../../src/payflow/payflow.module.js';
 import type { TestDatabase } from '../../support/database.js';
 import { aContext, aMessage, type MessageOptions } from '../../support/builders.js';
 import {
+  sandboxControl,
   SANDBOX_CLIENT_ID,
   SANDBOX_CLIENT_SECRET,
   type SandboxHandle,
@@ -163,22 +164,7 @@ export async function statusEvents(db: pg.Pool, orderId: string): Promise<Status
 }
 
 /** Sandbox control API (no auth). */
-export async function control<T = unknown>(
-  sandbox: SandboxHandle,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const response = await fetch(`${sandbox.url}/sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 300)
-    throw new Error(`control ${method} ${path}: ${response.status} ${text}`);
-  return (text === '' ? undefined : JSON.parse(text)) as T;
-}
+export const control = sandboxControl;
 
 export interface SandboxInstallment {
   id: string;

@@ -1,0 +1,168 @@
+/**
+ * The nightly settlement run (issue 5): for every organization the credentials reach
+ * (GET /auth/organizations) and every format, track the nights since the last one known
+ * (yesterday, in SETTLEMENT_TIMEZONE, is the newest), then pull every night still missing,
+ * oldest first. A night whose pull fails stays missing and is tried again on the next run;
+ * a transient failure (Payflow 5xx, time-out) also ends that organization's run, so its
+ * nights are caught up in date order, while a permanent one (4xx) does not hold back the
+ * later nights.
+ *
+ * One run at a time across replicas: the run holds a session advisory lock on a dedicated
+ * connection (pg_try_advisory_lock); a replica that finds it taken skips its turn. Each
+ * night's pull also takes its own lock, so an operator's `settlements pull` can run at the
+ * same time without two pulls of one night.
+ */
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { describeError } from '../../common/app-error.js';
+import { Database, sqlOf } from '../../database/database.js';
+import { PAYFLOW_API } from '../../payflow/payflow.module.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
+import { nightsToTrack, previousNight } from '../nights.js';
+import { PullSettlementHandler, type PullResult } from '../pull/pull-settlement.handler.js';
+import { SettlementPullError } from '../settlement.errors.js';
+import { SettlementRepository } from '../settlement.repository.js';
+import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
+
+/** pg_try_advisory_lock(namespace, key) of the nightly run. */
+export const NIGHTLY_RUN_LOCK = { namespace: 0x73746c01, key: 1 } as const;
+
+export interface NightReport {
+  readonly organizationId: string;
+  readonly date: string;
+  readonly format: string;
+  readonly result: PullResult;
+}
+
+export interface NightFailure {
+  readonly organizationId: string;
+  readonly date: string;
+  readonly format: string;
+  readonly transient: boolean;
+  readonly error: string;
+}
+
+export interface NightlyRunResult {
+  /** False when another run held the lock (nothing was done). */
+  readonly ran: boolean;
+  /** The newest night of this run (yesterday in the configured time zone). */
+  readonly night: string;
+  readonly organizations: number;
+  readonly pulled: readonly NightReport[];
+  readonly failed: readonly NightFailure[];
+  /** Nights still missing after the run, over all organizations it saw. */
+  readonly stillMissing: number;
+  readonly durationMs: number;
+}
+
+@Injectable()
+export class NightlySettlementsRunner {
+  constructor(
+    @Inject(Database) private readonly database: Database,
+    @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
+    @Inject(PullSettlementHandler) private readonly pull: PullSettlementHandler,
+    @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
+    @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
+    @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+  ) {}
+
+  /** One run as of `now`; `ran: false` when another replica's run holds the lock. */
+  async run(now: Date = new Date(), signal?: AbortSignal): Promise<NightlyRunResult> {
+    const started = Date.now();
+    const night = previousNight(now, this.options.timeZone);
+    const client = await this.database.pool.connect();
+    let locked = false;
+    try {
+      const [row] = await sqlOf(client).query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock($1, $2) AS locked',
+        [NIGHTLY_RUN_LOCK.namespace, NIGHTLY_RUN_LOCK.key],
+      );
+      locked = row?.locked === true;
+      if (!locked) {
+        return {
+          ran: false,
+          night,
+          organizations: 0,
+          pulled: [],
+          failed: [],
+          stillMissing: 0,
+          durationMs: Date.now() - started,
+        };
+      }
+      return await this.runLocked(night, started, signal);
+    } finally {
+      if (locked) {
+        await client
+          .query('SELECT pg_advisory_unlock($1, $2)', [
+            NIGHTLY_RUN_LOCK.namespace,
+            NIGHTLY_RUN_LOCK.key,
+          ])
+          .catch(() => undefined);
+      }
+      client.release();
+    }
+  }
+
+  private async runLocked(
+    lastNight: string,
+    started: number,
+    signal: AbortSignal | undefined,
+  ): Promise<NightlyRunResult> {
+    const organizations = await this.payflow.listOrganizations(signal ? { signal } : {});
+    const pulled: NightReport[] = [];
+    const failed: NightFailure[] = [];
+    let stillMissing = 0;
+    const sql = this.database.sql;
+    for (const organization of organizations) {
+      for (const format of this.options.formats) {
+        const newest = await this.settlements.newestNight(sql, organization.id, format);
+        await this.settlements.trackNights(
+          sql,
+          organization.id,
+          format,
+          nightsToTrack(newest, lastNight),
+        );
+        const missing = (await this.settlements.missingNights(sql, organization.id, format)).filter(
+          (night) => night.date <= lastNight,
+        );
+        let remaining = missing.length;
+        for (const night of missing) {
+          if (signal?.aborted === true) break;
+          const key = { organizationId: organization.id, date: night.date, format };
+          try {
+            const result = await this.pull.execute(
+              { ...key, trigger: 'cron', onlyIfMissing: true },
+              undefined,
+              signal,
+            );
+            remaining -= 1;
+            if (result.outcome !== 'skipped') pulled.push({ ...key, result });
+          } catch (error) {
+            const transient = !(error instanceof SettlementPullError) || error.transient;
+            failed.push({
+              ...key,
+              transient,
+              error: describeError(error instanceof SettlementPullError ? error.cause : error),
+            });
+            this.logger.warn(
+              { ...key, attempts: night.attempts + 1, err: describeError(error) },
+              'settlement night not pulled; it stays missing and is tried again next run',
+            );
+            if (transient) break;
+          }
+        }
+        stillMissing += remaining;
+      }
+    }
+    return {
+      ran: true,
+      night: lastNight,
+      organizations: organizations.length,
+      pulled,
+      failed,
+      stillMissing,
+      durationMs: Date.now() - started,
+    };
+  }
+}

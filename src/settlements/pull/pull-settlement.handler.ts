@@ -1,0 +1,318 @@
+/**
+ * Pulls one night's settlement file (organization, date, format) and, in one transaction:
+ * stores the raw bytes in ~1 MiB chunks with their SHA-256, size and row count, records
+ * the rows that do not parse, writes a `settlement.line` per row and a
+ * `settlement.file_available` to the outbox, and marks the night pulled.
+ *
+ * Idempotent: a transaction-scoped advisory lock serializes pulls of the same night
+ * across processes (the nightly run, a second replica, an operator's CLI); when the new
+ * content hashes like the newest stored version, everything written is rolled back to a
+ * savepoint and the pull reports `unchanged`. A different content becomes the next
+ * version, names the one it replaces, and is published again in full.
+ *
+ * Streaming: the body is read chunk by chunk; each chunk is hashed, queued for storage and
+ * fed to the CSV reader while rows are written in batches. Nothing holds the whole file.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { describeError } from '../../common/app-error.js';
+import { Database, type Sql } from '../../database/database.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { PAYFLOW_API } from '../../payflow/payflow.module.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
+import { SettlementCsvReader, type ReaderEvent } from '../csv/settlement-csv.reader.js';
+import { SettlementPullError } from '../settlement.errors.js';
+import {
+  BAD_ROWS_IN_EVENT,
+  settlementFileMessage,
+  settlementLineMessage,
+  type BadRow,
+  type StoredSettlementFile,
+} from '../settlement-events.js';
+import { SettlementRepository, type SettlementFileRow } from '../settlement.repository.js';
+import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
+import type {
+  PullOutcome,
+  PullProgress,
+  PullSettlementCommand,
+} from './pull-settlement.command.js';
+
+export interface PullResult {
+  readonly outcome: PullOutcome;
+  /** The file the night now points at (the stored one, or the unchanged latest). */
+  readonly file: StoredSettlementFile | null;
+  /** Lines whose payment is one of ours (they carry the ERP order id). */
+  readonly linkedRows: number;
+  readonly durationMs: number;
+}
+
+/** Bytes per stored chunk. */
+const CHUNK_BYTES = 1024 * 1024;
+/** Rows per outbox insert. */
+const LINE_BATCH = 500;
+
+interface IngestStats {
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly rows: number;
+  readonly badRows: number;
+  readonly firstBadRows: readonly BadRow[];
+  readonly linkedRows: number;
+}
+
+@Injectable()
+export class PullSettlementHandler {
+  constructor(
+    @Inject(Database) private readonly database: Database,
+    @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
+    @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
+    @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
+    @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
+    @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+  ) {}
+
+  /** Throws SettlementPullError (after recording the failed attempt) when nothing was stored. */
+  async execute(
+    command: PullSettlementCommand,
+    progress?: (progress: PullProgress) => void,
+    signal?: AbortSignal,
+  ): Promise<PullResult> {
+    const started = Date.now();
+    const night = {
+      organizationId: command.organizationId,
+      date: command.date,
+      format: command.format,
+    };
+    let result: Omit<PullResult, 'durationMs'>;
+    try {
+      result = await this.database.transaction(async (tx) => {
+        await this.settlements.lockNight(tx, night);
+        if (command.onlyIfMissing === true) {
+          const current = await this.settlements.night(tx, night);
+          if (current?.status === 'pulled') {
+            return { outcome: 'skipped' as const, file: null, linkedRows: 0 };
+          }
+        }
+        return this.pullLocked(tx, command, progress, signal);
+      });
+    } catch (error) {
+      const failure = new SettlementPullError(night, error);
+      await this.settlements
+        .recordFailure(
+          this.database.sql,
+          night,
+          describeError(error).slice(0, 1000),
+          command.trigger,
+        )
+        .catch((recordError: unknown) => {
+          this.logger.error(
+            { ...night, err: describeError(recordError) },
+            'settlement: the failed attempt could not be recorded',
+          );
+        });
+      throw failure;
+    }
+    const durationMs = Date.now() - started;
+    if (result.outcome === 'changed') {
+      this.logger.warn(
+        {
+          ...night,
+          fileId: result.file?.fileId,
+          version: result.file?.version,
+          replaces: result.file?.previousFileId,
+        },
+        'settlement file changed since the last pull: both versions are kept',
+      );
+    } else if (result.outcome === 'stored') {
+      this.logger.info(
+        { ...night, fileId: result.file?.fileId, rows: result.file?.rows, durationMs },
+        'settlement file stored',
+      );
+    }
+    if ((result.file?.badRows ?? 0) > 0 && result.outcome !== 'unchanged') {
+      this.logger.warn(
+        {
+          ...night,
+          fileId: result.file?.fileId,
+          badRows: result.file?.badRows,
+          first: result.file?.firstBadRows.slice(0, 5),
+        },
+        'settlement file has rows that do not parse',
+      );
+    }
+    return { ...result, durationMs };
+  }
+
+  private async pullLocked(
+    tx: Sql,
+    command: PullSettlementCommand,
+    progress: ((progress: PullProgress) => void) | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Omit<PullResult, 'durationMs'>> {
+    const latest = await this.settlements.latestFile(tx, command);
+    const csv = await this.payflow.generateSettlementCsv(
+      { from: command.date, to: command.date, format: command.format },
+      { organizationId: command.organizationId, ...(signal ? { signal } : {}) },
+    );
+    const fileId = randomUUID();
+    await tx.execute('SAVEPOINT settlement_file');
+    const stats = await this.ingest(tx, fileId, command, csv.body, progress);
+    if (latest !== null && latest.sha256 === stats.sha256) {
+      await tx.execute('ROLLBACK TO SAVEPOINT settlement_file');
+      await this.settlements.markPulled(tx, command, latest.id, command.trigger);
+      const firstBadRows = await this.settlements.errors(tx, latest.id, BAD_ROWS_IN_EVENT);
+      return { outcome: 'unchanged', file: storedFile(latest, firstBadRows), linkedRows: 0 };
+    }
+    const row: Omit<SettlementFileRow, 'pulledAt'> = {
+      id: fileId,
+      organizationId: command.organizationId,
+      dateFrom: command.date,
+      dateTo: command.date,
+      format: command.format,
+      version: (latest?.version ?? 0) + 1,
+      previousFileId: latest?.id ?? null,
+      sha256: stats.sha256,
+      sizeBytes: stats.sizeBytes,
+      rowCount: stats.rows,
+      badRowCount: stats.badRows,
+      contentType: csv.contentType,
+      trigger: command.trigger,
+    };
+    const pulledAt = await this.settlements.insertFile(tx, row);
+    const file = storedFile({ ...row, pulledAt }, stats.firstBadRows);
+    await this.outbox.add(tx, [settlementFileMessage(this.options.topic, file)]);
+    await this.settlements.markPulled(tx, command, fileId, command.trigger);
+    return { outcome: latest === null ? 'stored' : 'changed', file, linkedRows: stats.linkedRows };
+  }
+
+  /** Streams the body into chunks, bad-row records and outbox lines; returns the totals. */
+  private async ingest(
+    tx: Sql,
+    fileId: string,
+    command: PullSettlementCommand,
+    body: AsyncIterable<Buffer | string>,
+    progress: ((progress: PullProgress) => void) | undefined,
+  ): Promise<IngestStats> {
+    const reader = new SettlementCsvReader({ organizationId: command.organizationId });
+    const file = { fileId, organizationId: command.organizationId };
+    const firstBadRows: BadRow[] = [];
+    let linkedRows = 0;
+    let consumerFailure: Error | undefined;
+
+    const writeLines = async (batch: Extract<ReaderEvent, { kind: 'line' }>[]): Promise<void> => {
+      const paymentIds = [
+        ...new Set(
+          batch.flatMap((event) => (event.line.paymentId === null ? [] : [event.line.paymentId])),
+        ),
+      ];
+      const orders = await this.settlements.ordersOfPayments(tx, paymentIds);
+      const now = new Date();
+      const messages = batch.map((event) => {
+        const orderId =
+          event.line.paymentId === null ? null : (orders.get(event.line.paymentId) ?? null);
+        if (orderId !== null) linkedRows += 1;
+        return settlementLineMessage(
+          this.options.topic,
+          file,
+          event.lineNumber,
+          event.line,
+          orderId,
+          now,
+        );
+      });
+      await this.outbox.add(tx, messages);
+    };
+
+    const consuming = (async () => {
+      let lines: Extract<ReaderEvent, { kind: 'line' }>[] = [];
+      let bad: BadRow[] = [];
+      for await (const event of reader.events()) {
+        if (event.kind === 'line') {
+          lines.push(event);
+          if (lines.length >= LINE_BATCH) {
+            await writeLines(lines);
+            lines = [];
+          }
+        } else {
+          const row = { lineNumber: event.lineNumber, error: event.error };
+          if (firstBadRows.length < BAD_ROWS_IN_EVENT) firstBadRows.push(row);
+          bad.push(row);
+          if (bad.length >= LINE_BATCH) {
+            await this.settlements.insertErrors(tx, fileId, bad);
+            bad = [];
+          }
+        }
+      }
+      await writeLines(lines);
+      await this.settlements.insertErrors(tx, fileId, bad);
+    })().catch((error: unknown) => {
+      consumerFailure = error instanceof Error ? error : new Error(String(error));
+      reader.abort();
+    });
+
+    const hash = createHash('sha256');
+    let size = 0;
+    let seq = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const storePending = async (): Promise<void> => {
+      if (pendingBytes === 0) return;
+      const data = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      await this.settlements.insertChunk(tx, fileId, seq, data);
+      seq += 1;
+    };
+    try {
+      for await (const piece of body) {
+        if (consumerFailure !== undefined) break;
+        const chunk = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+        hash.update(chunk);
+        size += chunk.length;
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= CHUNK_BYTES) await storePending();
+        await reader.write(chunk);
+        progress?.({ bytes: size, rows: reader.rows, badRows: reader.badRowCount });
+      }
+      await storePending();
+      reader.end();
+    } catch (error) {
+      reader.abort();
+      await consuming;
+      throw error;
+    }
+    await consuming;
+    if (consumerFailure !== undefined) throw consumerFailure;
+    progress?.({ bytes: size, rows: reader.rows, badRows: reader.badRowCount });
+    return {
+      sha256: hash.digest('hex'),
+      sizeBytes: size,
+      rows: reader.rows,
+      badRows: reader.badRowCount,
+      firstBadRows,
+      linkedRows,
+    };
+  }
+}
+
+/** A stored file as the events and the CLI describe it. */
+function storedFile(row: SettlementFileRow, firstBadRows: readonly BadRow[]): StoredSettlementFile {
+  return {
+    fileId: row.id,
+    organizationId: row.organizationId,
+    dateFrom: row.dateFrom,
+    dateTo: row.dateTo,
+    format: row.format,
+    version: row.version,
+    previousFileId: row.previousFileId,
+    sha256: row.sha256,
+    sizeBytes: row.sizeBytes,
+    rows: row.rowCount,
+    badRows: row.badRowCount,
+    firstBadRows,
+    pulledAt: row.pulledAt,
+  };
+}

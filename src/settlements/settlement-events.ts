@@ -1,0 +1,146 @@
+/**
+ * Messages of the settlements topic (TOPIC_SETTLEMENTS), written to the outbox in the
+ * transaction that stores the file. JSON envelope, like the payment status topic:
+ * `{ eventId, type, occurredAt, organizationId, orderId, paymentId, data }`, with
+ * `content-type` and `x-event-type` headers. Money is decimal text in major units beside
+ * `currency`.
+ *
+ * - `settlement.line`: one per parsed row, keyed by Payflow's payment id (a row without
+ *   one is keyed by the file id); `orderId` is the ERP order when the payment is one
+ *   payflow-bridge created, else null. `data.fileId` joins it to its file.
+ * - `settlement.file_available`: one per stored file content, keyed by the organization
+ *   id, written to the outbox after the file's lines. Lines and file travel on different
+ *   keys, hence partitions, so a consumer may see the file event first: it knows the file
+ *   is complete when it holds `rows` lines of that `fileId`.
+ */
+import { randomUUID } from 'node:crypto';
+import { formatMinorUnits } from '../common/money.js';
+import type { OutboundMessage } from '../messaging/messaging.ports.js';
+import type { SettlementLine } from './csv/settlement-row.js';
+
+export const SETTLEMENT_EVENT_TYPES = ['settlement.file_available', 'settlement.line'] as const;
+export type SettlementEventType = (typeof SETTLEMENT_EVENT_TYPES)[number];
+
+/** A bad row as the file event reports it. */
+export interface BadRow {
+  readonly lineNumber: number;
+  readonly error: string;
+}
+
+/** Most bad rows listed in a file event (all are in settlement_file_errors). */
+export const BAD_ROWS_IN_EVENT = 20;
+
+export interface StoredSettlementFile {
+  readonly fileId: string;
+  readonly organizationId: string;
+  readonly dateFrom: string;
+  readonly dateTo: string;
+  readonly format: string;
+  readonly version: number;
+  /** The file this content replaces (an earlier version), or null for the first. */
+  readonly previousFileId: string | null;
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly rows: number;
+  readonly badRows: number;
+  readonly firstBadRows: readonly BadRow[];
+  readonly pulledAt: Date;
+}
+
+function envelope(
+  topic: string,
+  key: string,
+  type: SettlementEventType,
+  fields: {
+    organizationId: string;
+    orderId: string | null;
+    paymentId: string | null;
+    data: Record<string, unknown>;
+  },
+  now: Date,
+): OutboundMessage {
+  return {
+    topic,
+    key,
+    value: JSON.stringify({
+      eventId: randomUUID(),
+      type,
+      occurredAt: now.toISOString(),
+      organizationId: fields.organizationId,
+      orderId: fields.orderId,
+      paymentId: fields.paymentId,
+      data: fields.data,
+    }),
+    headers: { 'content-type': 'application/json', 'x-event-type': type },
+  };
+}
+
+export function settlementLineMessage(
+  topic: string,
+  file: { readonly fileId: string; readonly organizationId: string },
+  lineNumber: number,
+  line: SettlementLine,
+  orderId: string | null,
+  now: Date = new Date(),
+): OutboundMessage {
+  const money = (minor: number): string => formatMinorUnits(minor, line.currency);
+  return envelope(
+    topic,
+    line.paymentId ?? file.fileId,
+    'settlement.line',
+    {
+      organizationId: file.organizationId,
+      orderId,
+      paymentId: line.paymentId,
+      data: {
+        fileId: file.fileId,
+        lineNumber,
+        settlementId: line.settlementId,
+        settlementDate: line.settlementDate,
+        paymentNumber: line.paymentNumber,
+        installmentId: line.installmentId,
+        internalRef: line.internalRef,
+        orderNumber: line.orderNumber,
+        transactionType: line.transactionType,
+        currency: line.currency,
+        grossAmount: money(line.grossMinor),
+        feeAmount: money(line.feeMinor),
+        netAmount: money(line.netMinor),
+        bookedAt: line.bookedAt,
+      },
+    },
+    now,
+  );
+}
+
+export function settlementFileMessage(
+  topic: string,
+  file: StoredSettlementFile,
+  now: Date = new Date(),
+): OutboundMessage {
+  return envelope(
+    topic,
+    file.organizationId,
+    'settlement.file_available',
+    {
+      organizationId: file.organizationId,
+      orderId: null,
+      paymentId: null,
+      data: {
+        fileId: file.fileId,
+        dateFrom: file.dateFrom,
+        dateTo: file.dateTo,
+        format: file.format,
+        version: file.version,
+        replacesFileId: file.previousFileId,
+        rows: file.rows,
+        badRows: file.badRows,
+        badRowSamples: file.firstBadRows.slice(0, BAD_ROWS_IN_EVENT),
+        sizeBytes: file.sizeBytes,
+        sha256: file.sha256,
+        pulledAt: file.pulledAt.toISOString(),
+      },
+    },
+    now,
+  );
+}

@@ -1,0 +1,23 @@
+import { AppError, describeError } from '../common/app-error.js';
+
+/**
+ * A night's pull failed: Payflow answered with an error, the download broke off, or the
+ * database refused the file. Nothing of it was stored; the night stays (or becomes)
+ * `missing` and the next run tries again. `transient` follows the cause: a 4xx from
+ * Payflow will not heal by itself and does not hold back the organization's later nights.
+ */
+export class SettlementPullError extends AppError {
+  readonly code = 'SETTLEMENT.PULL_FAILED';
+  readonly transient: boolean;
+
+  constructor(night: { organizationId: string; date: string; format: string }, cause: unknown) {
+    super(
+      `settlement ${night.organizationId} ${night.date} (${night.format}) not pulled: ${describeError(cause)}`,
+      {
+        cause,
+        metadata: { organizationId: night.organizationId, date: night.date, format: night.format },
+      },
+    );
+    this.transient = !(cause instanceof AppError) || cause.transient;
+  }
+}

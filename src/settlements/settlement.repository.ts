@@ -1,0 +1,258 @@
+/**
+ * The settlement tables (see migrations/1763794800000-Settlements.ts) behind one narrow
+ * class: files and their raw chunks and bad rows, and the nights the bridge owes a pull.
+ * Every write takes the caller's transaction (`Sql`), so a file, its lines in the outbox
+ * and its night's status commit together or not at all.
+ */
+import { Injectable } from '@nestjs/common';
+import type { Sql } from '../database/database.js';
+import type { BadRow } from './settlement-events.js';
+
+/** (organization, date, format): one night's file. */
+export interface NightKey {
+  readonly organizationId: string;
+  readonly date: string;
+  readonly format: string;
+}
+
+export interface SettlementFileRow {
+  readonly id: string;
+  readonly organizationId: string;
+  readonly dateFrom: string;
+  readonly dateTo: string;
+  readonly format: string;
+  readonly version: number;
+  readonly previousFileId: string | null;
+  readonly sha256: string;
+  readonly sizeBytes: number;
+  readonly rowCount: number;
+  readonly badRowCount: number;
+  readonly contentType: string;
+  readonly trigger: string;
+  readonly pulledAt: Date;
+}
+
+export interface NightRow {
+  readonly organizationId: string;
+  readonly date: string;
+  readonly format: string;
+  readonly status: 'missing' | 'pulled';
+  readonly fileId: string | null;
+  readonly attempts: number;
+  readonly lastAttemptAt: Date | null;
+  readonly lastError: string | null;
+}
+
+/** pg_advisory_xact_lock namespace of one night's pull (the key is a hash of the night). */
+export const NIGHT_LOCK_NAMESPACE = 0x73746c02;
+
+const FILE_COLUMNS = `id::text AS id, organization_id AS "organizationId",
+  to_char(date_from, 'YYYY-MM-DD') AS "dateFrom", to_char(date_to, 'YYYY-MM-DD') AS "dateTo",
+  format, version, previous_file_id::text AS "previousFileId", sha256,
+  size_bytes::float8 AS "sizeBytes", row_count AS "rowCount", bad_row_count AS "badRowCount",
+  content_type AS "contentType", trigger, pulled_at AS "pulledAt"`;
+
+const NIGHT_COLUMNS = `organization_id AS "organizationId",
+  to_char(settlement_date, 'YYYY-MM-DD') AS date, format, status, file_id::text AS "fileId",
+  attempts, last_attempt_at AS "lastAttemptAt", last_error AS "lastError"`;
+
+@Injectable()
+export class SettlementRepository {
+  /** Serializes pulls of one night across processes until the transaction ends. */
+  async lockNight(tx: Sql, night: NightKey): Promise<void> {
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+      NIGHT_LOCK_NAMESPACE,
+      `${night.organizationId}|${night.date}|${night.format}`,
+    ]);
+  }
+
+  async night(sql: Sql, night: NightKey): Promise<NightRow | null> {
+    const [row] = await sql.query<NightRow>(
+      `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
+        WHERE organization_id = $1 AND settlement_date = $2::date AND format = $3`,
+      [night.organizationId, night.date, night.format],
+    );
+    return row ?? null;
+  }
+
+  /** The newest version of a night's file, or null when none was stored. */
+  async latestFile(sql: Sql, night: NightKey): Promise<SettlementFileRow | null> {
+    const [row] = await sql.query<SettlementFileRow>(
+      `SELECT ${FILE_COLUMNS} FROM settlement_files
+        WHERE organization_id = $1 AND date_from = $2::date AND date_to = $2::date AND format = $3
+        ORDER BY version DESC LIMIT 1`,
+      [night.organizationId, night.date, night.format],
+    );
+    return row ?? null;
+  }
+
+  async file(sql: Sql, id: string): Promise<SettlementFileRow | null> {
+    const [row] = await sql.query<SettlementFileRow>(
+      `SELECT ${FILE_COLUMNS} FROM settlement_files WHERE id = $1::uuid`,
+      [id],
+    );
+    return row ?? null;
+  }
+
+  async insertFile(tx: Sql, file: Omit<SettlementFileRow, 'pulledAt'>): Promise<Date> {
+    const [row] = await tx.query<{ pulledAt: Date }>(
+      `INSERT INTO settlement_files (id, organization_id, date_from, date_to, format, version,
+         previous_file_id, sha256, size_bytes, row_count, bad_row_count, content_type, trigger)
+       VALUES ($1, $2, $3::date, $4::date, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       RETURNING pulled_at AS "pulledAt"`,
+      [
+        file.id,
+        file.organizationId,
+        file.dateFrom,
+        file.dateTo,
+        file.format,
+        file.version,
+        file.previousFileId,
+        file.sha256,
+        file.sizeBytes,
+        file.rowCount,
+        file.badRowCount,
+        file.contentType,
+        file.trigger,
+      ],
+    );
+    return row!.pulledAt;
+  }
+
+  async insertChunk(tx: Sql, fileId: string, seq: number, data: Buffer): Promise<void> {
+    await tx.execute(
+      'INSERT INTO settlement_file_chunks (file_id, seq, data) VALUES ($1, $2, $3)',
+      [fileId, seq, data],
+    );
+  }
+
+  async insertErrors(tx: Sql, fileId: string, errors: readonly BadRow[]): Promise<void> {
+    if (errors.length === 0) return;
+    await tx.execute(
+      `INSERT INTO settlement_file_errors (file_id, line_number, message)
+       SELECT $1::uuid, line, message FROM unnest($2::int[], $3::text[]) AS e(line, message)
+       ON CONFLICT DO NOTHING`,
+      [fileId, errors.map((error) => error.lineNumber), errors.map((error) => error.error)],
+    );
+  }
+
+  async errors(sql: Sql, fileId: string, limit: number): Promise<BadRow[]> {
+    return sql.query<BadRow>(
+      `SELECT line_number AS "lineNumber", message AS error FROM settlement_file_errors
+        WHERE file_id = $1::uuid ORDER BY line_number LIMIT $2`,
+      [fileId, limit],
+    );
+  }
+
+  /** The raw bytes of a file, chunk by chunk, in order (one chunk in memory at a time). */
+  async *content(sql: Sql, fileId: string): AsyncGenerator<Buffer> {
+    for (let seq = 0; ; seq += 1) {
+      const [row] = await sql.query<{ data: Buffer }>(
+        'SELECT data FROM settlement_file_chunks WHERE file_id = $1::uuid AND seq = $2',
+        [fileId, seq],
+      );
+      if (row === undefined) return;
+      yield row.data;
+    }
+  }
+
+  /** Which of these Payflow payment ids are payments the bridge created: payflow id → order id. */
+  async ordersOfPayments(sql: Sql, payflowIds: readonly string[]): Promise<Map<string, string>> {
+    if (payflowIds.length === 0) return new Map();
+    const rows = await sql.query<{ payflowId: string; orderId: string }>(
+      `SELECT payflow_id AS "payflowId", order_id AS "orderId" FROM payments
+        WHERE payflow_id = ANY($1::text[])`,
+      [payflowIds],
+    );
+    return new Map(rows.map((row) => [row.payflowId, row.orderId]));
+  }
+
+  // ------------------------------------------------------------------ nights
+
+  /** The newest night the nightly run tracked for an organization and format, or null. */
+  async newestNight(sql: Sql, organizationId: string, format: string): Promise<string | null> {
+    const [row] = await sql.query<{ date: string | null }>(
+      `SELECT to_char(max(settlement_date), 'YYYY-MM-DD') AS date FROM settlement_nights
+        WHERE organization_id = $1 AND format = $2 AND tracked_by = 'cron'`,
+      [organizationId, format],
+    );
+    return row?.date ?? null;
+  }
+
+  /** Starts tracking nights as `missing` (nights already tracked are left as they are). */
+  async trackNights(
+    sql: Sql,
+    organizationId: string,
+    format: string,
+    dates: readonly string[],
+  ): Promise<number> {
+    if (dates.length === 0) return 0;
+    return sql.execute(
+      `INSERT INTO settlement_nights (organization_id, settlement_date, format, status, tracked_by)
+       SELECT $1, d, $2, 'missing', 'cron' FROM unnest($3::date[]) AS d
+       ON CONFLICT DO NOTHING`,
+      [organizationId, format, dates],
+    );
+  }
+
+  /** An organization's missing nights, oldest first. */
+  async missingNights(sql: Sql, organizationId: string, format: string): Promise<NightRow[]> {
+    return sql.query<NightRow>(
+      `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
+        WHERE organization_id = $1 AND format = $2 AND status = 'missing'
+        ORDER BY settlement_date`,
+      [organizationId, format],
+    );
+  }
+
+  /** Every tracked night in a date range (all organizations when `organizationId` is null). */
+  async nights(
+    sql: Sql,
+    range: { from: string; to: string; organizationId: string | null; status?: 'missing' },
+  ): Promise<NightRow[]> {
+    return sql.query<NightRow>(
+      `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
+        WHERE settlement_date BETWEEN $1::date AND $2::date
+          AND ($3::text IS NULL OR organization_id = $3)
+          AND ($4::text IS NULL OR status = $4)
+        ORDER BY settlement_date, organization_id, format`,
+      [range.from, range.to, range.organizationId, range.status ?? null],
+    );
+  }
+
+  async markPulled(
+    tx: Sql,
+    night: NightKey,
+    fileId: string,
+    trackedBy: 'cron' | 'cli',
+  ): Promise<void> {
+    await tx.execute(
+      `INSERT INTO settlement_nights (organization_id, settlement_date, format, status, file_id,
+         attempts, last_attempt_at, pulled_at, tracked_by)
+       VALUES ($1, $2::date, $3, 'pulled', $4, 1, now(), now(), $5)
+       ON CONFLICT (organization_id, settlement_date, format) DO UPDATE
+         SET status = 'pulled', file_id = EXCLUDED.file_id,
+             attempts = settlement_nights.attempts + 1, last_attempt_at = now(),
+             last_error = NULL, pulled_at = now()`,
+      [night.organizationId, night.date, night.format, fileId, trackedBy],
+    );
+  }
+
+  /** A failed attempt: a night not pulled yet stays `missing`; a pulled one keeps its file. */
+  async recordFailure(
+    sql: Sql,
+    night: NightKey,
+    error: string,
+    trackedBy: 'cron' | 'cli',
+  ): Promise<void> {
+    await sql.execute(
+      `INSERT INTO settlement_nights (organization_id, settlement_date, format, status,
+         attempts, last_attempt_at, last_error, tracked_by)
+       VALUES ($1, $2::date, $3, 'missing', 1, now(), $4, $5)
+       ON CONFLICT (organization_id, settlement_date, format) DO UPDATE
+         SET attempts = settlement_nights.attempts + 1, last_attempt_at = now(),
+             last_error = EXCLUDED.last_error`,
+      [night.organizationId, night.date, night.format, error, trackedBy],
+    );
+  }
+}

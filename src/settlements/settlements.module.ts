@@ -1,0 +1,51 @@
+/**
+ * Nightly settlements (issue 5): the pull of one night (used by the cron and the CLI),
+ * the nightly run over every organization and missing night, and its cron trigger.
+ *
+ *   SettlementsModule.forRoot({ imports: [outbox], options: { topic, cron, timeZone, formats } })
+ *
+ * Needs (global): DataSource (DatabaseModule), APP_LOGGER, PAYFLOW_API. From `imports`,
+ * optionally OutboxRelay (woken after a run stored files).
+ */
+import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Database } from '../database/database.js';
+import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { OutboxRepository } from '../outbox/outbox.repository.js';
+import {
+  NightlySettlementsCron,
+  SETTLEMENT_EVENTS_COMMITTED,
+} from './nightly/nightly-settlements.cron.js';
+import { NightlySettlementsRunner } from './nightly/nightly-settlements.runner.js';
+import { PullSettlementHandler } from './pull/pull-settlement.handler.js';
+import { SettlementRepository } from './settlement.repository.js';
+import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from './settlements.options.js';
+
+export interface SettlementsModuleOptions extends Pick<ModuleMetadata, 'imports'> {
+  readonly options: SettlementsOptions;
+}
+
+@Module({})
+export class SettlementsModule {
+  static forRoot(settings: SettlementsModuleOptions): DynamicModule {
+    return {
+      module: SettlementsModule,
+      imports: [ScheduleModule.forRoot(), ...(settings.imports ?? [])],
+      providers: [
+        { provide: SETTLEMENTS_OPTIONS, useValue: settings.options },
+        {
+          provide: SETTLEMENT_EVENTS_COMMITTED,
+          inject: [{ token: OutboxRelay, optional: true }],
+          useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
+        },
+        Database,
+        OutboxRepository,
+        SettlementRepository,
+        PullSettlementHandler,
+        NightlySettlementsRunner,
+        NightlySettlementsCron,
+      ],
+      exports: [PullSettlementHandler, NightlySettlementsRunner, NightlySettlementsCron],
+    };
+  }
+}
