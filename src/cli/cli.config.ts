@@ -15,13 +15,16 @@ const cliEnvSchema = envSchema
     KAFKA_CLIENT_ID: true,
     TOPIC_ORDERS: true,
     TOPIC_PAYMENT_STATUS: true,
+    TOPIC_SETTLEMENTS: true,
+    SETTLEMENT_TIMEZONE: true,
   })
   .extend({
     // The CLI prints its own output; its log lines (stderr) are warnings and errors.
     LOG_LEVEL: envSchema.shape.LOG_LEVEL.unwrap().default('warn'),
   });
 
-/** The Payflow variables, validated only by the commands that call Payflow (`reconcile`). */
+/** The Payflow variables, validated only by the commands that call Payflow
+ * (`reconcile`, `settlements pull`). */
 const cliPayflowEnvSchema = envSchema.pick({
   PAYFLOW_BASE_URL: true,
   PAYFLOW_PARTNER_BASE_URL: true,

@@ -12,6 +12,11 @@ import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
 import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
 import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
 import { ReconcileCommand } from './commands/reconcile.command.js';
+import {
+  SettlementsCommand,
+  SettlementsPullCommand,
+  SettlementsStatusCommand,
+} from './commands/settlements.command.js';
 
 export interface CliModuleOptions {
   readonly config: CliConfig;
@@ -37,6 +42,9 @@ export class CliModule {
         OrderCommand,
         OrderShowCommand,
         ReconcileCommand,
+        SettlementsCommand,
+        SettlementsPullCommand,
+        SettlementsStatusCommand,
       ],
     };
   }

@@ -5,10 +5,12 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { silentLogger, type AppLogger } from '../common/logger.js';
 import { createDataSource } from '../database/data-source.js';
 import { Database } from '../database/database.js';
 import type { MessageProducer } from '../messaging/messaging.ports.js';
+import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { OutboxRepository } from '../outbox/outbox.repository.js';
 import type { CliConfig } from './cli.config.js';
 
 export const CLI_CONFIG = Symbol('CLI_CONFIG');
@@ -70,6 +72,17 @@ export class CliResources implements OnApplicationShutdown {
       return producer;
     })();
     return this.connected;
+  }
+
+  /**
+   * A relay over the CLI's producer, to publish what a command wrote to the outbox. It owns
+   * no bucket: `flush` publishes, fenced like any relay. Its retry warnings show with
+   * LOG_LEVEL=debug; a failure ends in one line either way.
+   */
+  async outboxRelay(): Promise<OutboxRelay> {
+    const [database, producer] = await Promise.all([this.database(), this.producer()]);
+    const logger = this.logger.isLevelEnabled('debug') ? this.logger : silentLogger();
+    return new OutboxRelay(database, producer, new OutboxRepository(), {}, undefined, logger);
   }
 
   async onApplicationShutdown(): Promise<void> {

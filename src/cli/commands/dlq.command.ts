@@ -1,7 +1,5 @@
 import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
 import {
   DEAD_LETTER_REASONS,
   type DeadLetterReason,
@@ -19,7 +17,7 @@ import {
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
 import { sanitizeText } from '../../orders/show/order-show.view.js';
-import { OutboxRelay, type OutboxFlusher } from '../../outbox/outbox.relay.js';
+import type { OutboxFlusher } from '../../outbox/outbox.relay.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { CliConfig } from '../cli.config.js';
 import { CLI_CONFIG, CliResources } from '../cli.resources.js';
@@ -51,7 +49,6 @@ export class DlqReplayCommand extends CliCommand {
     @Inject(CLI_RUNTIME) runtime: CliRuntime,
     @Inject(CliResources) private readonly resources: CliResources,
     @Inject(CLI_CONFIG) private readonly config: CliConfig,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {
     super(runtime);
   }
@@ -104,11 +101,8 @@ export class DlqReplayCommand extends CliCommand {
       return;
     }
 
-    const producer = await this.resources.producer();
-    // The CLI owns no bucket: it flushes the buckets it wrote, fenced like any relay. Its
-    // retry warnings show with LOG_LEVEL=debug; a failure ends in one line either way.
-    const relayLogger = this.logger.isLevelEnabled('debug') ? this.logger : silentLogger();
-    const relay = new OutboxRelay(database, producer, outbox, {}, undefined, relayLogger);
+    // The relay flushes the buckets this replay wrote.
+    const relay = await this.resources.outboxRelay();
     const service = new DeadLetterReplayService(database, letters, outbox, relay, { topic });
     const plan = await service.plan(filter);
     if (plan.messages === 0) {

@@ -1,0 +1,76 @@
+/**
+ * Progress of `settlements pull` on stderr: a bar (cli-progress) over the nights on a
+ * terminal, with the current file's rows as they stream in; plain lines otherwise.
+ */
+import cliProgress from 'cli-progress';
+import type { PullProgress } from '../../settlements/pull/pull-settlement.command.js';
+import type { CliIo } from '../cli.runtime.js';
+
+export interface SettlementPullProgress {
+  start(nights: number): void;
+  night(label: string): (progress: PullProgress) => void;
+  done(label: string, outcome: string): void;
+  stop(): void;
+}
+
+export function createSettlementProgress(io: CliIo): SettlementPullProgress {
+  return io.stderr.isTTY === true ? new BarProgress(io) : new LineProgress(io);
+}
+
+class LineProgress implements SettlementPullProgress {
+  private finished = 0;
+  private total = 0;
+
+  constructor(private readonly io: CliIo) {}
+
+  start(nights: number): void {
+    this.total = nights;
+    this.io.stderr.write(`pulling ${nights} night(s)\n`);
+  }
+
+  night(): (progress: PullProgress) => void {
+    return () => undefined;
+  }
+
+  done(label: string, outcome: string): void {
+    this.finished += 1;
+    this.io.stderr.write(`${label}: ${outcome} (${this.finished}/${this.total})\n`);
+  }
+
+  stop(): void {}
+}
+
+class BarProgress implements SettlementPullProgress {
+  private readonly bar: cliProgress.SingleBar;
+  private finished = 0;
+
+  constructor(io: CliIo) {
+    this.bar = new cliProgress.SingleBar(
+      {
+        stream: io.stderr,
+        format: 'pulling [{bar}] {value}/{total} nights | {current} {rows} rows',
+        hideCursor: true,
+        clearOnComplete: false,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+  }
+
+  start(nights: number): void {
+    this.bar.start(nights, 0, { current: '', rows: 0 });
+  }
+
+  night(label: string): (progress: PullProgress) => void {
+    this.bar.update(this.finished, { current: label, rows: 0 });
+    return (progress) => this.bar.update(this.finished, { current: label, rows: progress.rows });
+  }
+
+  done(label: string, outcome: string): void {
+    this.finished += 1;
+    this.bar.update(this.finished, { current: `${label} ${outcome}` });
+  }
+
+  stop(): void {
+    this.bar.stop();
+  }
+}

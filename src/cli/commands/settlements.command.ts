@@ -1,0 +1,279 @@
+/**
+ * `settlements pull --from --to [--org] [--format]`: pulls the nights of a date range by
+ * hand, oldest first, per organization (every organization the credentials reach, or
+ * `--org`), with a progress bar; then publishes what it wrote through the outbox. Each
+ * night is pulled under its own advisory lock, so it is safe beside the nightly run: a
+ * night both pull stores one file. A night pulled again stores nothing unless Payflow's
+ * file changed (then both versions are kept, and the output says so).
+ *
+ * `settlements status [--from] [--to] [--org] [--missing]`: the tracked nights, with the
+ * attempts and last error of those still missing.
+ */
+import { Inject } from '@nestjs/common';
+import { Command, Option, SubCommand } from 'nest-commander';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { describeError } from '../../common/app-error.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
+import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
+import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
+import {
+  addDays,
+  dateIn,
+  datesBetween,
+  isIsoDate,
+  previousNight,
+} from '../../settlements/nights.js';
+import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
+import { SettlementRepository } from '../../settlements/settlement.repository.js';
+import { loadCliPayflowConfig, type CliConfig } from '../cli.config.js';
+import { CLI_CONFIG, CliResources } from '../cli.resources.js';
+import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
+import { CliCommand, usage } from './cli-command.js';
+import { createSettlementProgress } from './settlement-progress.js';
+import { describeNights, describePulls, type NightPulled } from './settlements.view.js';
+
+/** Longest range one command pulls (a year and a day). */
+export const MAX_PULL_DAYS = 366;
+
+function parseDate(flag: string, value: string): string {
+  if (!isIsoDate(value)) throw new Error(`${flag} must be a date written YYYY-MM-DD`);
+  return value;
+}
+
+function parseOrganization(value: string): string {
+  const id = value.trim();
+  if (id === '' || id.length > 200 || /\s/.test(id)) {
+    throw new Error('--org must be an organization id (no spaces)');
+  }
+  return id;
+}
+
+function parseFormat(value: string): SettlementFormat {
+  const format = SETTLEMENT_FORMATS.find((known) => known === value);
+  if (format === undefined)
+    throw new Error(`--format must be one of ${SETTLEMENT_FORMATS.join(', ')}`);
+  return format;
+}
+
+interface PullOptions {
+  readonly from?: string;
+  readonly to?: string;
+  readonly org?: string;
+  readonly format?: SettlementFormat;
+}
+
+@SubCommand({
+  name: 'pull',
+  description:
+    'pull the settlement files of a date range now (every organization, or --org), store ' +
+    'each new or changed file and publish it; a night already stored unchanged stores nothing',
+})
+export class SettlementsPullCommand extends CliCommand {
+  constructor(
+    @Inject(CLI_RUNTIME) runtime: CliRuntime,
+    @Inject(CliResources) private readonly resources: CliResources,
+    @Inject(CLI_CONFIG) private readonly config: CliConfig,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+  ) {
+    super(runtime);
+  }
+
+  @Option({ flags: '--from <date>', description: 'first night, YYYY-MM-DD (required)' })
+  parseFrom(value: string): string {
+    return usage(() => parseDate('--from', value));
+  }
+
+  @Option({ flags: '--to <date>', description: 'last night, YYYY-MM-DD (required)' })
+  parseTo(value: string): string {
+    return usage(() => parseDate('--to', value));
+  }
+
+  @Option({ flags: '--org <id>', description: 'only this organization' })
+  parseOrg(value: string): string {
+    return usage(() => parseOrganization(value));
+  }
+
+  @Option({
+    flags: '--format <format>',
+    description: `file format: ${SETTLEMENT_FORMATS.join(', ')} (default standard)`,
+  })
+  parseFormat(value: string): SettlementFormat {
+    return usage(() => parseFormat(value));
+  }
+
+  async run(args: string[], options: PullOptions = {}): Promise<void> {
+    this.noExtraArguments(args);
+    const { from, to } = options;
+    if (from === undefined || to === undefined) {
+      throw new UsageError('settlements pull needs --from and --to');
+    }
+    if (from > to) throw new UsageError('--from must not be after --to');
+    // Today's file is not complete, and a stored night is not pulled again by the nightly
+    // run: the newest night a pull may take is yesterday, as the nightly run sees it.
+    const lastNight = previousNight(new Date(), this.config.SETTLEMENT_TIMEZONE);
+    if (to > lastNight) {
+      throw new UsageError(
+        `--to ${to} is not over yet: the newest complete night is ${lastNight} ` +
+          `(SETTLEMENT_TIMEZONE ${this.config.SETTLEMENT_TIMEZONE})`,
+      );
+    }
+    if (addDays(from, MAX_PULL_DAYS - 1) < to) {
+      throw new UsageError(`a pull covers at most ${MAX_PULL_DAYS} days; split the range`);
+    }
+    const format = options.format ?? 'standard';
+    const payflowConfig = loadCliPayflowConfig(this.config);
+    const database = await this.resources.database();
+    const client = new PayflowClient(payflowClientOptionsFromConfig(payflowConfig), this.logger);
+    const outbox = new OutboxRepository();
+    const topic = this.config.TOPIC_SETTLEMENTS;
+    try {
+      const handler = new PullSettlementHandler(
+        database,
+        new SettlementRepository(),
+        outbox,
+        client,
+        { topic, cron: '', timeZone: this.config.SETTLEMENT_TIMEZONE, formats: [format] },
+        this.logger,
+      );
+      const organizations =
+        options.org !== undefined
+          ? [options.org]
+          : (await client.listOrganizations()).map((organization) => organization.id);
+      const dates = datesBetween(from, to);
+      const progress = createSettlementProgress(this.runtime.io);
+      const nights: NightPulled[] = [];
+      progress.start(organizations.length * dates.length);
+      try {
+        for (const organizationId of organizations) {
+          for (const date of dates) {
+            const label = `${organizationId} ${date}`;
+            const night = { organizationId, date, format };
+            try {
+              const result = await handler.execute(
+                { ...night, trigger: 'cli' },
+                progress.night(label),
+              );
+              nights.push({ ...night, result });
+              progress.done(label, result.outcome);
+            } catch (error) {
+              const cause =
+                error instanceof Error && error.cause !== undefined ? error.cause : error;
+              nights.push({ ...night, error: describeError(cause) });
+              progress.done(label, 'FAILED');
+            }
+          }
+        }
+      } finally {
+        progress.stop();
+      }
+      this.runtime.out(describePulls(nights, topic));
+      if (
+        nights.some(
+          (night) => night.result?.outcome === 'stored' || night.result?.outcome === 'changed',
+        )
+      ) {
+        await this.publish();
+      }
+      const failed = nights.filter((night) => night.result === undefined).length;
+      if (failed > 0) {
+        throw new Error(
+          `${failed} night(s) not pulled; they are marked missing and the nightly run tries them again`,
+        );
+      }
+    } finally {
+      await client.close();
+    }
+  }
+
+  /** Publishes the outbox now (a running worker would too; relays never publish a row twice). */
+  private async publish(): Promise<void> {
+    try {
+      const relay = await this.resources.outboxRelay();
+      const flushed = await relay.flush(120_000);
+      this.runtime.out(
+        flushed.drained
+          ? `Published ${flushed.published} event(s).`
+          : `Published ${flushed.published} event(s); ${flushed.remaining} wait in the outbox for a worker.`,
+      );
+    } catch (error) {
+      this.runtime.printError(
+        `the files are stored, but their events could not be published now (${describeError(error)}); ` +
+          'they wait in the outbox and a running worker publishes them',
+      );
+    }
+  }
+}
+
+interface StatusOptions {
+  readonly from?: string;
+  readonly to?: string;
+  readonly org?: string;
+  readonly missing?: boolean;
+}
+
+@SubCommand({
+  name: 'status',
+  description: 'list the tracked nights (default: the last 31 days), with what is still missing',
+})
+export class SettlementsStatusCommand extends CliCommand {
+  constructor(
+    @Inject(CLI_RUNTIME) runtime: CliRuntime,
+    @Inject(CliResources) private readonly resources: CliResources,
+    @Inject(CLI_CONFIG) private readonly config: CliConfig,
+  ) {
+    super(runtime);
+  }
+
+  @Option({ flags: '--from <date>', description: 'first night, YYYY-MM-DD' })
+  parseFrom(value: string): string {
+    return usage(() => parseDate('--from', value));
+  }
+
+  @Option({ flags: '--to <date>', description: 'last night, YYYY-MM-DD' })
+  parseTo(value: string): string {
+    return usage(() => parseDate('--to', value));
+  }
+
+  @Option({ flags: '--org <id>', description: 'only this organization' })
+  parseOrg(value: string): string {
+    return usage(() => parseOrganization(value));
+  }
+
+  @Option({ flags: '--missing', description: 'only nights still missing' })
+  parseMissing(): boolean {
+    return true;
+  }
+
+  async run(args: string[], options: StatusOptions = {}): Promise<void> {
+    this.noExtraArguments(args);
+    const today = dateIn(new Date(), this.config.SETTLEMENT_TIMEZONE);
+    const to = options.to ?? today;
+    const from = options.from ?? addDays(to, -30);
+    if (from > to) throw new UsageError('--from must not be after --to');
+    const database = await this.resources.database();
+    const nights = await new SettlementRepository().nights(database.sql, {
+      from,
+      to,
+      organizationId: options.org ?? null,
+      ...(options.missing === true ? { status: 'missing' as const } : {}),
+    });
+    this.runtime.out(describeNights(nights));
+  }
+}
+
+@Command({
+  name: 'settlements',
+  description: 'nightly settlement files',
+  subCommands: [SettlementsPullCommand, SettlementsStatusCommand],
+})
+export class SettlementsCommand extends CliCommand {
+  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
+    super(runtime);
+  }
+
+  run(args: string[]): Promise<void> {
+    this.requireSubcommand(args);
+  }
+}

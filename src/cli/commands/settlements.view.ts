@@ -1,0 +1,93 @@
+/**
+ * What `settlements pull` and `settlements status` print: one line per night, then the
+ * bad rows of the files stored now, then a summary. Pure, so it is tested as text.
+ */
+import type { NightRow } from '../../settlements/settlement.repository.js';
+import type { PullResult } from '../../settlements/pull/pull-settlement.handler.js';
+import { sanitizeText } from '../../orders/show/order-show.view.js';
+
+export interface NightPulled {
+  readonly organizationId: string;
+  readonly date: string;
+  readonly format: string;
+  readonly result?: PullResult;
+  readonly error?: string;
+}
+
+const grouped = (n: number): string => n.toLocaleString('en-US');
+
+function describeNight(night: NightPulled): string {
+  const where = `${night.organizationId}  ${night.date}  ${night.format}`;
+  if (night.result === undefined) return `${where}  FAILED     ${sanitizeText(night.error ?? '')}`;
+  const { outcome, file, linkedRows } = night.result;
+  if (file === null) return `${where}  ${outcome}`;
+  const rows = `${grouped(file.rows)} row(s)`;
+  const bad = file.badRows > 0 ? `, ${grouped(file.badRows)} bad` : '';
+  const linked = outcome === 'unchanged' ? '' : `, ${grouped(linkedRows)} of our orders`;
+  const label = {
+    stored: 'stored    ',
+    changed: 'CHANGED   ',
+    unchanged: 'unchanged ',
+    skipped: 'skipped   ',
+  }[outcome];
+  const replaces =
+    outcome === 'changed' && file.previousFileId !== null
+      ? ` (kept beside v${file.version - 1} ${file.previousFileId})`
+      : '';
+  return (
+    `${where}  ${label} v${file.version}  ${rows}${bad}${linked}  ` +
+    `sha256 ${file.sha256.slice(0, 12)}  file ${file.fileId}${replaces}`
+  );
+}
+
+export function describePulls(nights: readonly NightPulled[], topic: string): string {
+  const lines = nights.map(describeNight);
+  for (const night of nights) {
+    const file = night.result?.file;
+    if (file === undefined || file === null || night.result?.outcome === 'unchanged') continue;
+    if (file.badRows === 0) continue;
+    lines.push(
+      `Rows that did not parse in ${night.organizationId} ${night.date} (file ${file.fileId}):`,
+    );
+    for (const bad of file.firstBadRows) {
+      lines.push(`  line ${bad.lineNumber}: ${sanitizeText(bad.error)}`);
+    }
+    if (file.badRows > file.firstBadRows.length) {
+      lines.push(
+        `  … and ${file.badRows - file.firstBadRows.length} more (settlement_file_errors)`,
+      );
+    }
+  }
+  const count = (outcome: string): number =>
+    nights.filter((night) => night.result?.outcome === outcome).length;
+  const failed = nights.filter((night) => night.result === undefined).length;
+  const published = nights.reduce((sum, night) => {
+    const result = night.result;
+    if (result === undefined || result.file === null) return sum;
+    return result.outcome === 'stored' || result.outcome === 'changed'
+      ? sum + result.file.rows + 1
+      : sum;
+  }, 0);
+  lines.push(
+    `Pulled ${nights.length} night(s): ${count('stored')} stored, ${count('changed')} changed ` +
+      `(both versions kept), ${count('unchanged')} unchanged, ${failed} failed; ` +
+      `${grouped(published)} event(s) for ${topic}.`,
+  );
+  return lines.join('\n');
+}
+
+export function describeNights(nights: readonly NightRow[]): string {
+  if (nights.length === 0) return 'No tracked night matches.';
+  const lines = nights.map((night) => {
+    const base = `${night.organizationId}  ${night.date}  ${night.format}  ${night.status.padEnd(7)}  attempts ${night.attempts}`;
+    const file = night.fileId === null ? '' : `  file ${night.fileId}`;
+    const error =
+      night.status === 'missing' && night.lastError !== null
+        ? `  last error: ${sanitizeText(night.lastError)}`
+        : '';
+    return `${base}${file}${error}`;
+  });
+  const missing = nights.filter((night) => night.status === 'missing').length;
+  lines.push(`${nights.length} night(s): ${nights.length - missing} pulled, ${missing} missing.`);
+  return lines.join('\n');
+}
