@@ -1,7 +1,7 @@
 /**
  * The demo's Kafka clients, as an ERP and a downstream system would have them: a producer
- * of order events (key = order id) and one consumer reading the status and dead-letter
- * topics from the beginning.
+ * of order events (key = order id) and one consumer reading the status, dead-letter and
+ * settlements topics from the beginning.
  */
 import { Kafka, Partitioners, logLevel, type Consumer, type Producer } from 'kafkajs';
 import type { ErpMessage } from './scenario.js';
@@ -47,7 +47,7 @@ export async function publish(kafka: Kafka, messages: readonly ErpMessage[]): Pr
   }
 }
 
-/** Reads the status and dead-letter topics from the beginning into memory. */
+/** Reads the status, dead-letter and settlements topics from the beginning into memory. */
 export class Observer {
   readonly messages: ReceivedMessage[] = [];
   private readonly consumer: Consumer;
@@ -71,7 +71,10 @@ export class Observer {
   /** Resolves once the consumer runs (the mock cluster's first group join takes ~3 s). */
   async start(): Promise<void> {
     await this.consumer.connect();
-    await this.consumer.subscribe({ topics: [TOPICS.status, TOPICS.dlq], fromBeginning: true });
+    await this.consumer.subscribe({
+      topics: [TOPICS.status, TOPICS.dlq, TOPICS.settlements],
+      fromBeginning: true,
+    });
     await this.consumer.run({
       eachMessage: ({ topic, message }) => {
         const headers: Record<string, string> = {};

@@ -7,11 +7,15 @@
  * - The worker as a child process (`node dist/src/main.js`), configured only through its
  *   environment, on a database of its own (payflow_bridge_demo, recreated every run).
  *
- * Then it plays an ERP: publishes sample order events, reads the status and dead-letter
- * topics from the beginning, waits (at most DEMO_TIMEOUT_SECONDS, 60) for every outcome
- * it expects, prints one screen of what happened, and stops the worker (SIGTERM: it
- * drains), the sandbox and the cluster. Exit 0 when everything arrived; 1 with the reason
- * and the worker's log otherwise; 130 after Ctrl-C, which stops everything at any time.
+ * Before the worker starts, it books yesterday's settlements (UTC) in the sandbox; the
+ * worker runs its nightly settlement cron every 2 s, so its first tick pulls that night.
+ *
+ * Then it plays an ERP: publishes sample order events, reads the status, dead-letter and
+ * settlements topics from the beginning, waits (at most DEMO_TIMEOUT_SECONDS, 60) for every
+ * outcome it expects (the night's file event and all its lines included), prints one
+ * screen of what happened, and stops the worker (SIGTERM: it drains), the sandbox and the
+ * cluster. Exit 0 when everything arrived; 1 with the reason and the worker's log
+ * otherwise; 130 after Ctrl-C, which stops everything at any time.
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +43,16 @@ import {
   type Outcome,
   type Placement,
 } from './screen.js';
+import {
+  DEMO_SCHEDULE,
+  demoNight,
+  missingSettlements,
+  nightResult,
+  seedNight,
+  settlementProblems,
+  settlementsOf,
+  type NightResult,
+} from './settlements.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER_SCRIPT = 'dist/src/main.js';
@@ -175,6 +189,19 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     );
   }
 
+  // Before the worker: the cron's first tick pulls yesterday, once.
+  const now = new Date();
+  const night = demoNight(now);
+  progress.step(`booking ${night.date}'s settlements in the sandbox`);
+  try {
+    await seedNight(sandboxUrl, night);
+  } catch (error) {
+    throw new DemoFailure(
+      `could not book the settlements in the sandbox: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  checkpoint();
+
   progress.step('starting the worker and joining the topics');
   const workerUrl = `http://127.0.0.1:${workerPort}`;
   const worker = ChildService.start(
@@ -193,6 +220,9 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
       WEBHOOK_PUBLIC_BASE_URL: `https://localhost:${workerPort}`,
       HTTP_PORT: String(workerPort),
       HTTP_HOST: '127.0.0.1',
+      // The nightly settlement pull, every 2 s instead of 02:30 Europe/Oslo.
+      SETTLEMENT_CRON: DEMO_SCHEDULE.cron,
+      SETTLEMENT_TIMEZONE: DEMO_SCHEDULE.timeZone,
       LOG_LEVEL: 'warn',
     },
     logs.worker,
@@ -216,24 +246,31 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     );
   }
 
-  const orders = demoOrders();
+  const orders = demoOrders(now);
   progress.step(`publishing ${orders.length} ERP orders to ${TOPICS.orders}`);
   await publish(
     kafka,
     orders.flatMap((order) => order.messages),
   );
 
-  progress.step('waiting for the status events and dead letters');
+  progress.step('waiting for the status events, dead letters and settlement events');
   const deadline = Date.now() + timeoutMs;
   let outcomes: Outcome[];
+  let settled: NightResult;
   let problem: string | null = null;
   for (;;) {
     checkpoint();
     outcomes = outcomesOf(observer.messages);
+    settled = nightResult(settlementsOf(observer.messages), night);
     const failed = failedOutcomes(orders, outcomes);
-    const missing = missingOutcomes(orders, outcomes);
+    const wrong = settlementProblems(night, settled);
+    const missing = [...missingOutcomes(orders, outcomes), ...missingSettlements(night, settled)];
     if (failed.length > 0) {
       problem = `unexpected outcome(s): ${failed.map(describeOutcome).join('; ')}`;
+      break;
+    }
+    if (wrong.length > 0) {
+      problem = wrong.join('; ');
       break;
     }
     if (missing.length === 0) break;
@@ -266,6 +303,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   const screen = renderScreen({
     orders,
     outcomes,
+    settlements: { night, result: settled },
     placement,
     elapsedMs: Date.now() - started,
     style,

@@ -1,10 +1,18 @@
 /**
  * The one screen the demo prints: per order, each event the ERP published (→) and what
- * came back for it (← a status event, ✗ a dead letter), then where everything ran.
+ * came back for it (← a status event, ✗ a dead letter); then the nightly settlements (the
+ * night booked in the sandbox, the file event and its lines); then where everything ran.
  * Plain text; colours only when asked to (a terminal without NO_COLOR).
  */
 import { TOPICS, type ReceivedMessage } from './kafka.js';
 import type { DemoOrder, ErpMessage, Expected } from './scenario.js';
+import {
+  DEFAULT_SCHEDULE,
+  DEMO_SCHEDULE,
+  type DemoNight,
+  type NightResult,
+  type SettlementLineEvent,
+} from './settlements.js';
 
 export interface StatusEnvelope {
   readonly eventId: string;
@@ -159,15 +167,26 @@ export interface Placement {
   readonly databaseUrl: string;
 }
 
+/** The night the demo booked in the sandbox and what came back for it. */
+export interface SettlementsShown {
+  readonly night: DemoNight;
+  readonly result: NightResult;
+}
+
 export interface ScreenInput {
   readonly orders: readonly DemoOrder[];
   readonly outcomes: readonly Outcome[];
+  readonly settlements: SettlementsShown;
   readonly placement: Placement;
   readonly elapsedMs: number;
   readonly style: Style;
 }
 
 const INDENT = ' '.repeat(24);
+/** Bad rows of a settlement file listed by line number (the rest are counted). */
+const BAD_ROWS_SHOWN = 3;
+/** Settlement lines listed (the rest are counted). */
+const LINES_SHOWN = 10;
 /** Long values (an x-dlq-error) are wrapped to keep lines within this many columns. */
 const WIDTH = 100;
 
@@ -206,6 +225,7 @@ export function renderScreen(input: ScreenInput): string[] {
     lines.push(s.bold('not from this demo'));
     for (const outcome of strays) lines.push(...renderOutcome(outcome, s));
   }
+  lines.push('', ...renderSettlements(input.settlements, s));
   lines.push(
     '',
     s.bold('Where it ran'),
@@ -216,6 +236,119 @@ export function renderScreen(input: ScreenInput): string[] {
     `  look      DATABASE_URL=${placement.databaseUrl} npx payflow-bridge order show SO-10043`,
   );
   return lines;
+}
+
+/**
+ * The nightly settlements: the schedule, what the sandbox holds for the night (→), the
+ * file event (←, with its bad rows ✗) and its lines, one each, in columns.
+ */
+function renderSettlements(shown: SettlementsShown, s: Style): string[] {
+  const { night, result } = shown;
+  const lines = [
+    `${s.bold('Nightly settlements')}  ${s.dim('cron')} ${DEMO_SCHEDULE.says} in this demo ` +
+      s.dim(`(${DEMO_SCHEDULE.cron} ${DEMO_SCHEDULE.timeZone}); by default ${DEFAULT_SCHEDULE}`),
+    `  ${s.cyan('→')} ${'sandbox'.padEnd(20)}${night.summary}`,
+  ];
+  const file = result.file;
+  if (file === null) {
+    lines.push(
+      `  ${s.red(`… no settlement.file_available for ${night.organizationId} ${night.date}`)}`,
+    );
+    return lines;
+  }
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  lines.push(
+    `  ${s.green('←')} ${s.green('settlement.file_available')}  ` +
+      `${file.organizationId} ${file.dateFrom}${file.dateTo === file.dateFrom ? '' : ` – ${file.dateTo}`}` +
+      `, format ${file.format}, version ${file.version}`,
+    `${INDENT}${plural(file.rows, 'row')}, ${plural(file.badRows, 'bad row')}, ` +
+      `${size(file.sizeBytes)} stored, ${s.dim('sha256')} ${file.sha256.slice(0, 16)}…`,
+  );
+  const shownBad = file.badRowSamples.slice(0, BAD_ROWS_SHOWN);
+  for (const bad of shownBad) {
+    const label = `${s.yellow('✗')} line ${bad.lineNumber}  `;
+    const labelWidth = `✗ line ${bad.lineNumber}  `.length;
+    lines.push(
+      ...wrap(bad.error, WIDTH - INDENT.length - labelWidth).map(
+        (part, index) => `${INDENT}${index === 0 ? label : ' '.repeat(labelWidth)}${part}`,
+      ),
+    );
+  }
+  if (file.badRows > shownBad.length) {
+    lines.push(
+      `${INDENT}${s.dim(`and ${plural(file.badRows - shownBad.length, 'more bad row')}`)}`,
+    );
+  }
+  if (result.lines.length > 0) {
+    lines.push(
+      ...renderSettlementLines(result.lines.slice(0, LINES_SHOWN), result.lines.length, s),
+    );
+  }
+  if (result.lines.length > LINES_SHOWN) {
+    lines.push(`${INDENT}${s.dim(`and ${result.lines.length - LINES_SHOWN} more`)}`);
+  }
+  if (result.lines.length < file.rows) {
+    lines.push(
+      `  ${s.red(`… ${result.lines.length} of ${plural(file.rows, 'settlement.line')} came`)}`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * One line per settlement.line, in columns under a header (ids shortened to their end);
+ * `total` is how many came.
+ */
+function renderSettlementLines(
+  events: readonly SettlementLineEvent[],
+  total: number,
+  s: Style,
+): string[] {
+  const rows = events.map((event) => ({
+    line: `line ${event.lineNumber}`,
+    settlement: shortId(event.settlementId),
+    payment: event.paymentId === null ? '–' : shortId(event.paymentId),
+    type: event.transactionType,
+    gross: event.grossAmount,
+    fee: event.feeAmount,
+    net: event.netAmount,
+    currency: event.currency,
+    order: event.orderId,
+  }));
+  const width = (key: 'settlement' | 'payment' | 'type' | 'gross' | 'fee' | 'net') =>
+    Math.max(key.length, ...rows.map((row) => row[key].length));
+  const w = {
+    settlement: width('settlement'),
+    payment: width('payment'),
+    type: width('type'),
+    gross: width('gross'),
+    fee: width('fee'),
+    net: width('net'),
+  };
+  const head = `  ${s.green('←')} ${s.green(`settlement.line ×${total}`.padEnd(20))}`;
+  const header =
+    `${'settlement'.padEnd(w.settlement)}  ${'payment'.padEnd(w.payment)}  ` +
+    `${'type'.padEnd(w.type)}  ${'gross'.padStart(w.gross)}  ${'fee'.padStart(w.fee)}  ` +
+    `${'net'.padStart(w.net)}`;
+  return [
+    `${head}${s.dim(header)}`,
+    ...rows.map(
+      (row) =>
+        `    ${s.dim(row.line.padEnd(INDENT.length - 4))}${row.settlement.padEnd(w.settlement)}  ` +
+        `${row.payment.padEnd(w.payment)}  ${row.type.padEnd(w.type)}  ` +
+        `${row.gross.padStart(w.gross)}  ${row.fee.padStart(w.fee)}  ${row.net.padStart(w.net)} ` +
+        `${row.currency}  ${row.order === null ? s.dim('not ours') : s.green(`order ${row.order}`)}`,
+    ),
+  ];
+}
+
+/** The end of a Payflow id (24 hex digits: the last ones differ between neighbours). */
+function shortId(id: string): string {
+  return id.length > 9 ? `…${id.slice(-8)}` : id;
+}
+
+function size(bytes: number): string {
+  return bytes < 10_000 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
 /** Whether `outcome` answers the ERP message `message`. */

@@ -2,7 +2,8 @@
  * The demo as `npm run demo` runs it after its install step: the project compiled (what
  * `npm run build` does, under the build lock the CLI test takes too), then
  * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes,
- * the ERP's events, the screen, and a clean stop.
+ * the ERP's events, the nightly settlement pull (its cron every 2 s), the screen, and a
+ * clean stop.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -19,6 +20,7 @@ interface DemoRun {
   readonly out: string;
   readonly err: string;
   readonly ms: number;
+  readonly startedAt: number;
 }
 
 /** Runs the compiled demo with a plain environment (not a terminal: no colours). */
@@ -38,7 +40,7 @@ function runDemo(timeoutMs: number): Promise<DemoRun> {
     const timer = setTimeout(() => child.kill('SIGINT'), timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, out, err, ms: Date.now() - started });
+      resolve({ code, out, err, ms: Date.now() - started, startedAt: started });
     });
   });
 }
@@ -65,7 +67,7 @@ describe('npm run demo (compiled)', () => {
 
     // One screen, plain text (stdout is not a terminal).
     expect(out).not.toContain('\u001b[');
-    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(45);
+    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(55);
 
     // Every order's outcome, in the order the ERP sent its events.
     const links = [...out.matchAll(/link (https:\/\/\S+\/p\/([0-9a-f]{24}))\n/g)];
@@ -83,6 +85,34 @@ describe('npm run demo (compiled)', () => {
     );
     expect(out).toMatch(/SO-10046[^]*✗ dead letter[^]*x-dlq-reason invalid_json\n/);
     expect(out).not.toContain('nothing came back');
+
+    // The nightly cron's first tick pulled yesterday's file (UTC): stored with its bad row,
+    // and one settlement.line per row.
+    expect(out).toContain(
+      'Nightly settlements  cron every 2 s in this demo (*/2 * * * * * UTC); by default 02:30 Europe/Oslo\n',
+    );
+    const booked =
+      /→ sandbox +org-1 (\S+) \(yesterday\): 3 rows booked, and 1 row cut short\n/.exec(out);
+    const yesterday = new Date(run.startedAt - 86_400_000).toISOString().slice(0, 10);
+    expect(booked?.[1]).toBe(yesterday);
+    expect(out).toContain(
+      `← settlement.file_available  org-1 ${yesterday}, format standard, version 1\n`,
+    );
+    expect(out).toMatch(/ {24}3 rows, 1 bad row, \d+ bytes stored, sha256 [0-9a-f]{16}…\n/);
+    expect(out).toMatch(/ {24}✗ line 5 {2}has 11 field\(s\), the header needs 14\n/);
+    expect(out).toMatch(/← settlement\.line ×3 +settlement +payment +type +gross +fee +net\n/);
+    const settled = [
+      ...out.matchAll(
+        /^ {4}line (\d) +…[0-9a-f]{8} +…[0-9a-f]{8} +payment +\d+\.\d\d +\d\.\d\d +\d+\.\d\d NOK {2}not ours$/gm,
+      ),
+    ];
+    expect(settled.map((match) => match[1])).toEqual(['2', '3', '4']);
+    expect(out).not.toMatch(/^ {2}… /m);
+    for (const line of out
+      .slice(out.indexOf('Nightly settlements'), out.indexOf('Where it ran'))
+      .split('\n')) {
+      expect(line.length).toBeLessThanOrEqual(100);
+    }
 
     // Where it ran, and how it stopped.
     expect(out).toMatch(/Kafka +librdkafka mock cluster, 3 brokers: 127\.0\.0\.1:\d+/);
@@ -108,6 +138,23 @@ describe('npm run demo (compiled)', () => {
         { order_id: 'SO-10042', state: 'created' },
         { order_id: 'SO-10043', state: 'created' },
         { order_id: 'SO-10044', state: 'cancelled' },
+      ]);
+      // The night's file, pulled by the cron: its bytes stored, the bad row included.
+      const files = await db.query<Record<string, unknown>>(
+        `SELECT f.organization_id, f.trigger, f.row_count, f.bad_row_count,
+                f.size_bytes::int = (SELECT sum(octet_length(c.data))::int
+                                       FROM settlement_file_chunks c WHERE c.file_id = f.id)
+                  AS complete
+           FROM settlement_files f`,
+      );
+      expect(files.rows).toEqual([
+        {
+          organization_id: 'org-1',
+          trigger: 'cron',
+          row_count: 3,
+          bad_row_count: 1,
+          complete: true,
+        },
       ]);
     } finally {
       await db.end();
