@@ -31,6 +31,37 @@ export function sqlOf(client: pg.Pool | pg.PoolClient | pg.Client): Sql {
   };
 }
 
+/**
+ * A pooled client for exclusive use. pg-pool takes its own 'error' listener off a client
+ * while it is checked out, so a connection that dies between two queries (Postgres
+ * restarted, the session terminated) would raise an unhandled 'error' event and end the
+ * process. This keeps a listener on for the whole checkout; the query in progress (or the
+ * next one) fails as usual, and the broken client is discarded on release.
+ */
+export async function withPooledClient<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken ??= error;
+  };
+  client.on('error', onError);
+  try {
+    return await work(client);
+  } finally {
+    client.release(broken);
+    client.off('error', onError);
+  }
+}
+
+/** A session advisory lock: pg_try_advisory_lock(namespace, key). */
+export interface AdvisoryLock {
+  readonly namespace: number;
+  readonly key: number;
+}
+
 @Injectable()
 export class Database {
   readonly pool: pg.Pool;
@@ -46,19 +77,40 @@ export class Database {
     this.sql = sqlOf(master);
   }
 
+  /**
+   * Runs `work` while this process holds the session advisory lock, taken with
+   * pg_try_advisory_lock on a connection of its own; when another session holds it,
+   * returns null at once without running `work`. One replica at a time does the job.
+   */
+  async whileHolding<T>(lock: AdvisoryLock, work: () => Promise<T>): Promise<{ value: T } | null> {
+    return withPooledClient(this.pool, async (client) => {
+      const { rows } = await client.query<{ locked: boolean }>(
+        'SELECT pg_try_advisory_lock($1, $2) AS locked',
+        [lock.namespace, lock.key],
+      );
+      if (rows[0]?.locked !== true) return null;
+      try {
+        return { value: await work() };
+      } finally {
+        await client
+          .query('SELECT pg_advisory_unlock($1, $2)', [lock.namespace, lock.key])
+          .catch(() => undefined);
+      }
+    });
+  }
+
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   async transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(sqlOf(client));
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    return withPooledClient(this.pool, async (client) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(sqlOf(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 }

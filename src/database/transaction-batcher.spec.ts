@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
 import {
@@ -13,15 +14,29 @@ class FakePool implements PoolLike {
   failCommit = false;
   gate: Promise<void> | undefined;
   connects = 0;
+  /** What each client was released with (pg-pool discards a client released with an error). */
+  readonly released: unknown[] = [];
 
   connect(): Promise<pg.PoolClient> {
     this.connects += 1;
     const statements: string[] = [];
     this.log.push(statements);
-    const client = {
+    // Like pg's clients, an EventEmitter: a dead connection emits 'error' even between
+    // statements, when no query is there to reject.
+    let dead = false;
+    const client = new EventEmitter();
+    Object.assign(client, {
       query: async (query: string | pg.QueryConfig) => {
         const text = typeof query === 'string' ? query : query.text;
+        if (dead) throw new Error('Client was closed and is not queryable');
         statements.push(text);
+        if (text === 'die') {
+          // The server goes away after answering: the client is idle when it notices.
+          setImmediate(() => {
+            dead = true;
+            client.emit('error', new Error('Connection terminated unexpectedly'));
+          });
+        }
         if (text === 'COMMIT') {
           if (this.gate) await this.gate;
           if (this.failCommit) throw new Error('could not serialize');
@@ -29,8 +44,10 @@ class FakePool implements PoolLike {
         if (text.startsWith('fail')) throw new Error(`statement failed: ${text}`);
         return { rows: [{ text }], rowCount: 1 };
       },
-      release: () => undefined,
-    };
+      release: (error?: unknown) => {
+        this.released.push(error);
+      },
+    });
     return Promise.resolve(client as unknown as pg.PoolClient);
   }
 }
@@ -144,6 +161,21 @@ describe('TransactionBatcher', () => {
     expect(ok.status === 'rejected' && (ok.reason as TransactionBatchError).transient).toBe(true);
     expect(failed.status === 'rejected' && String(failed.reason)).toMatch(/statement failed/);
     expect(pool.log[0]?.at(-1)).toBe('ROLLBACK');
+  });
+
+  it('fails the batch and discards the client when its connection dies, with no unhandled error', async () => {
+    const pool = new FakePool();
+    const batcher = new TransactionBatcher(pool, { maxDelayMs: 0 });
+    const dies = async (tx: { query: (t: string) => Promise<unknown[]> }) => {
+      await tx.query('die');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return tx.query('after');
+    };
+    const results = await Promise.allSettled([batcher.run(unit('a')), batcher.run(dies)]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect(pool.released[0]).toEqual(new Error('Connection terminated unexpectedly'));
+    await expect(batcher.run(unit('b'))).resolves.toBe('b');
+    expect(pool.released[1]).toBeUndefined();
   });
 
   it('splits at maxBatchSize', async () => {

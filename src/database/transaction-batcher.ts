@@ -309,6 +309,13 @@ export class TransactionBatcher {
       return;
     }
     let broken: unknown;
+    // pg-pool listens for a checked-out client's errors no more: without this, a connection
+    // that dies between two statements would be an unhandled 'error' event.
+    let lost: Error | undefined;
+    const onError = (error: Error): void => {
+      lost ??= error;
+    };
+    client.on('error', onError);
     try {
       const outcome = await this.transact(client, units, false, settled);
       if (outcome === 'unit_failed') {
@@ -323,7 +330,10 @@ export class TransactionBatcher {
       broken = error;
       await client.query('ROLLBACK').catch(() => undefined);
     } finally {
-      client.release(broken instanceof Error && isConnectionError(broken) ? broken : undefined);
+      client.release(
+        lost ?? (broken instanceof Error && isConnectionError(broken) ? broken : undefined),
+      );
+      client.off('error', onError);
     }
     if (broken !== undefined) {
       // A unit that failed by itself keeps its own error; the others lost their writes.

@@ -20,7 +20,7 @@ import {
 import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { describeError } from '../common/app-error.js';
-import { Database, sqlOf } from '../database/database.js';
+import { Database } from '../database/database.js';
 import { mapBounded, sleep } from '../outbox/outbox.relay-support.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
 import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
@@ -179,39 +179,21 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
   /** One pass over every open payment; `ran: false` when another pass holds the lock. */
   async runPass(signal: AbortSignal = this.abort.signal): Promise<PassResult> {
     const started = Date.now();
-    const client = await this.database.pool.connect();
-    let locked = false;
-    try {
-      const lockSql = sqlOf(client);
-      const [row] = await lockSql.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock($1, $2) AS locked',
-        [RECONCILIATION_LOCK.namespace, RECONCILIATION_LOCK.key],
-      );
-      locked = row?.locked === true;
-      if (!locked) {
-        return {
-          ran: false,
-          checked: 0,
-          unchanged: 0,
-          stale: 0,
-          changed: [],
-          failed: [],
-          events: 0,
-          durationMs: Date.now() - started,
-        };
+    const held = await this.database.whileHolding(RECONCILIATION_LOCK, () =>
+      this.pass(signal, started),
+    );
+    return (
+      held?.value ?? {
+        ran: false,
+        checked: 0,
+        unchanged: 0,
+        stale: 0,
+        changed: [],
+        failed: [],
+        events: 0,
+        durationMs: Date.now() - started,
       }
-      return await this.pass(signal, started);
-    } finally {
-      if (locked) {
-        await client
-          .query('SELECT pg_advisory_unlock($1, $2)', [
-            RECONCILIATION_LOCK.namespace,
-            RECONCILIATION_LOCK.key,
-          ])
-          .catch(() => undefined);
-      }
-      client.release();
-    }
+    );
   }
 
   private async pass(signal: AbortSignal, started: number): Promise<PassResult> {

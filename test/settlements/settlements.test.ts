@@ -388,4 +388,52 @@ describe('nightly settlements', () => {
       `org-1 ${day(12)}`,
     ]);
   });
+
+  it('a pull cut off mid-file (its connection dies) stores nothing, and the next run pulls it whole', async () => {
+    const night = day(20);
+    await seedSettlements(pipeline.sandbox, { date: night, count: 60_000 });
+    const outboxBefore = await outboxCount(db, TOPICS.settlements);
+    const pulling = pull(night).then(
+      () => 'pulled',
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    // Wait until the pull holds its night lock and has been streaming for a moment, then
+    // kill its database session, as a crash of the worker would.
+    const lockHolder = async (): Promise<number | null> => {
+      const { rows } = await db.query<{ pid: number }>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted`,
+        [0x73746c02],
+      );
+      return rows[0]?.pid ?? null;
+    };
+    let pid: number | null = null;
+    for (let i = 0; i < 200 && pid === null; i += 1) {
+      pid = await lockHolder();
+      if (pid === null) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(pid).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await db.query('SELECT pg_terminate_backend($1)', [pid]);
+    expect(await pulling).toMatch(/not pulled/);
+
+    expect(await filesOf(db, night)).toEqual([]);
+    const { rows: chunks } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM settlement_file_chunks c
+        WHERE NOT EXISTS (SELECT 1 FROM settlement_files f WHERE f.id = c.file_id)`,
+    );
+    expect(chunks[0]!.n).toBe(0);
+    expect(await outboxCount(db, TOPICS.settlements)).toBe(outboxBefore);
+    expect((await nightsOf(db)).find((row) => row.date === night)).toMatchObject({
+      status: 'missing',
+      attempts: 1,
+    });
+
+    const result = await run(day(21));
+    expect(result.pulled.map((pulled) => [pulled.date, pulled.result.outcome])).toContainEqual([
+      night,
+      'stored',
+    ]);
+    expect((await filesOf(db, night))[0]).toMatchObject({ row_count: 60_000, bad_row_count: 0 });
+    expect(await outboxCount(db, TOPICS.settlements)).toBeGreaterThanOrEqual(outboxBefore + 60_001);
+  });
 });

@@ -16,7 +16,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
-import { Database, sqlOf } from '../../database/database.js';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { nightsToTrack, previousNight } from '../nights.js';
@@ -71,37 +71,20 @@ export class NightlySettlementsRunner {
   async run(now: Date = new Date(), signal?: AbortSignal): Promise<NightlyRunResult> {
     const started = Date.now();
     const night = previousNight(now, this.options.timeZone);
-    const client = await this.database.pool.connect();
-    let locked = false;
-    try {
-      const [row] = await sqlOf(client).query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock($1, $2) AS locked',
-        [NIGHTLY_RUN_LOCK.namespace, NIGHTLY_RUN_LOCK.key],
-      );
-      locked = row?.locked === true;
-      if (!locked) {
-        return {
-          ran: false,
-          night,
-          organizations: 0,
-          pulled: [],
-          failed: [],
-          stillMissing: 0,
-          durationMs: Date.now() - started,
-        };
+    const held = await this.database.whileHolding(NIGHTLY_RUN_LOCK, () =>
+      this.runLocked(night, started, signal),
+    );
+    return (
+      held?.value ?? {
+        ran: false,
+        night,
+        organizations: 0,
+        pulled: [],
+        failed: [],
+        stillMissing: 0,
+        durationMs: Date.now() - started,
       }
-      return await this.runLocked(night, started, signal);
-    } finally {
-      if (locked) {
-        await client
-          .query('SELECT pg_advisory_unlock($1, $2)', [
-            NIGHTLY_RUN_LOCK.namespace,
-            NIGHTLY_RUN_LOCK.key,
-          ])
-          .catch(() => undefined);
-      }
-      client.release();
-    }
+    );
   }
 
   private async runLocked(
