@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   SANDBOX_CLIENT_ID,
   SANDBOX_CLIENT_SECRET,
@@ -26,7 +26,7 @@ beforeAll(async () => {
     startTestSandbox(),
     buildCli(),
   ]).then(([database, handle]) => [database, handle] as const);
-  db = new pg.Pool({ connectionString: testDb.url, max: 2 });
+  db = openTestPool(testDb.url, 2);
   pipeline = await startPipeline(testDb, sandbox);
 }, 180_000);
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { addDays } from '../../src/settlements/nights.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
 import { TopicReader } from '../support/pipeline.js';
 import {
@@ -41,7 +41,7 @@ beforeAll(async () => {
     KafkaMockCluster.start({ brokers: 1, topics: [{ name: TOPIC, partitions: 3 }] }),
     buildCli(),
   ]).then(([database, handle, mock]) => [database, handle, mock] as const);
-  db = new pg.Pool({ connectionString: testDb.url, max: 2 });
+  db = openTestPool(testDb.url, 2);
   const kafka = new Kafka({
     clientId: 'cli-settlements',
     brokers: cluster.brokers,

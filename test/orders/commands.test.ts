@@ -23,7 +23,7 @@ import {
   refundRequestedData,
   resendRequestedData,
 } from '../support/builders.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import {
   control,
@@ -46,7 +46,7 @@ beforeAll(async () => {
     createTestDatabase('orders_commands'),
     startTestSandbox(),
   ]);
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
+  db = openTestPool(database.url, 2);
   pipeline = await startPipeline(database, sandbox);
 });
 

@@ -8,7 +8,7 @@ import pg from 'pg';
 import { BlockedByEarlierFailureError } from '../../src/dead-letters/dead-letter.errors.js';
 import type { DeadLetter } from '../../src/dead-letters/dead-letter.sink.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import { DLQ_TOPIC, outboxRows, startPipeline, thrown, type Pipeline } from './support/pipeline.js';
 
@@ -19,7 +19,7 @@ let db: pg.Pool;
 
 beforeAll(async () => {
   [database, sandbox] = await Promise.all([createTestDatabase('orders_dlq'), startTestSandbox()]);
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
+  db = openTestPool(database.url, 2);
   pipeline = await startPipeline(database, sandbox);
 });
 

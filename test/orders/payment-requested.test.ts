@@ -13,7 +13,7 @@ import { PayflowError, PayflowValidationError } from '../../src/payflow/payflow.
 import { OrderBusyError } from '../../src/orders/order.errors.js';
 import { TransactionBatcher } from '../../src/database/transaction-batcher.js';
 import { aLine, anEnvelope, anOrderId, isoDay, paymentRequestedData } from '../support/builders.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import {
   WEBHOOK_BASE,
@@ -36,7 +36,7 @@ beforeAll(async () => {
     createTestDatabase('orders_create'),
     startTestSandbox(),
   ]);
-  db = new pg.Pool({ connectionString: database.url, max: 2 });
+  db = openTestPool(database.url, 2);
   pipeline = await startPipeline(database, sandbox);
 });
 

@@ -8,14 +8,14 @@ import {
   TransactionBatchError,
   TransactionBatcher,
 } from '../../src/database/transaction-batcher.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
 let pool: pg.Pool;
 
 beforeAll(async () => {
   database = await createTestDatabase('batcher');
-  pool = new pg.Pool({ connectionString: database.url, max: 6 });
+  pool = openTestPool(database.url, 6);
   await pool.query(`CREATE TABLE batch_items (id int PRIMARY KEY, note text)`);
   await pool.query(
     `CREATE TABLE batch_deferred (id int, CONSTRAINT batch_deferred_id UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`,

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { RECONCILIATION_LOCK } from '../../src/reconciliation/reconciliation.poller.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import { control, startPipeline, type Pipeline } from '../orders/support/pipeline.js';
 import {
@@ -23,7 +23,7 @@ let db: pg.Pool;
 
 beforeAll(async () => {
   [database, sandbox] = await Promise.all([createTestDatabase('reconcile'), startTestSandbox()]);
-  db = new pg.Pool({ connectionString: database.url, max: 3 });
+  db = openTestPool(database.url, 3);
   pipeline = await startPipeline(database, sandbox);
   processing = await startProcessing(database, sandbox);
 });

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import { openTestPool } from '../support/database.js';
 import { NightlySettlementsRunner } from '../../src/settlements/nightly/nightly-settlements.runner.js';
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
 import type { Worker } from '../../src/worker.js';
@@ -51,7 +52,7 @@ describe('nightly settlements', () => {
 
   beforeAll(async () => {
     pipeline = await startPipeline('settlements');
-    db = new pg.Pool({ connectionString: pipeline.database.url, max: 3 });
+    db = openTestPool(pipeline.database.url, 3);
     worker = await pipeline.startWorker(
       {},
       { SETTLEMENT_ENABLED: false, SETTLEMENT_TIMEZONE: 'UTC' },
@@ -401,7 +402,8 @@ describe('nightly settlements', () => {
     // kill its database session, as a crash of the worker would.
     const lockHolder = async (): Promise<number | null> => {
       const { rows } = await db.query<{ pid: number }>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted`,
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
         [0x73746c02],
       );
       return rows[0]?.pid ?? null;

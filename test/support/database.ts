@@ -120,3 +120,16 @@ export async function createTestDatabase(label = 'file'): Promise<TestDatabase> 
     drop: () => withAdminClient((client) => dropDatabase(client, name)),
   };
 }
+
+/**
+ * A plain pg pool for a test's own queries. pg-pool's end() resolves before its clients'
+ * sockets have closed, so the DROP DATABASE … WITH (FORCE) that follows can reach a
+ * closing client as a FATAL message, which the pool re-emits as 'error': without a
+ * listener that is an unhandled error failing whatever test runs then. Errors of idle
+ * clients are ignored here; a test sees a real failure through its queries.
+ */
+export function openTestPool(url: string, max = 2): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
+}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InDoubtError } from '../../src/dead-letters/dead-letter.errors.js';
 import { anEnvelope, isoDay, paymentRequestedData } from '../support/builders.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import {
   control,
@@ -34,7 +34,7 @@ let db: pg.Pool;
 
 beforeAll(async () => {
   [database, sandbox] = await Promise.all([createTestDatabase('webhook_proc'), startTestSandbox()]);
-  db = new pg.Pool({ connectionString: database.url, max: 3 });
+  db = openTestPool(database.url, 3);
   pipeline = await startPipeline(database, sandbox);
   processing = await startProcessing(database, sandbox);
 });

@@ -19,7 +19,7 @@ import { MetricsModule } from '../../src/metrics/metrics.module.js';
 import { newWebhookCredentials } from '../../src/orders/common/webhook-credentials.js';
 import type { WebhookReceiverOptions } from '../../src/webhooks/receiver/receiver.options.js';
 import { WebhooksReceiverModule } from '../../src/webhooks/webhooks-receiver.module.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { selfSignedTls } from '../support/tls.js';
 
 @Module({})
@@ -96,7 +96,7 @@ export async function startReceiverKit(options: WebhookReceiverOptions = {}): Pr
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
   const url = `https://127.0.0.1:${port}`;
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  const pool = openTestPool(database.url, 2);
   const agent = new Agent({ connect: { ca: tls.ca }, connections: 16 });
 
   return {
