@@ -27,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createDataSource, runMigrations } from '../src/database/data-source.js';
-import { addDays } from '../src/settlements/nights.js';
+import { addDays } from '../src/common/calendar.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { startSandboxChild } from './sandbox.bench.js';
 

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     new SettlementRepository(),
     new OutboxRepository(),
     client,
-    { topic: 'payflow.settlements.v1', cron: '', timeZone: 'UTC', formats: ['standard'] },
+    { topic: 'payflow.settlements.v1' },
     silentLogger(),
   );
   const night = (date: string) =>

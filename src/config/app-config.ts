@@ -6,7 +6,7 @@
 import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 import { ValidationError } from '../common/app-error.js';
-import { isTimeZone } from '../settlements/nights.js';
+import { isTimeZone } from '../common/calendar.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })

@@ -7,6 +7,7 @@
  * integer minor units by the mapping, which knows the currency.
  */
 import { z } from 'zod';
+import { isIsoDate } from '../common/calendar.js';
 import { isCurrency } from '../common/money.js';
 import { InvalidEventError, InvalidJsonError } from '../dead-letters/dead-letter.errors.js';
 
@@ -47,14 +48,7 @@ const percent = amountSchema.refine((value) => Number(value) >= 0 && Number(valu
 export const isoDateSchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' })
-  .refine(
-    (value) =>
-      !Number.isNaN(Date.parse(`${value}T00:00:00Z`)) &&
-      new Date(`${value}T00:00:00Z`).toISOString().startsWith(value),
-    {
-      message: 'must be a real calendar date',
-    },
-  );
+  .refine(isIsoDate, { message: 'must be a real calendar date' });
 
 export const currencySchema = z
   .string()

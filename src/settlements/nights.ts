@@ -1,59 +1,12 @@
 /**
- * Calendar arithmetic of the nightly pull, on plain `YYYY-MM-DD` dates. A "night" is the
- * calendar day before the run, in SETTLEMENT_TIMEZONE: the run at 02:30 Oslo time on the
- * 22nd pulls the 21st. Dates are compared and stepped as UTC calendar days, so daylight
- * saving changes never skip or repeat one.
+ * The nights of the nightly pull. A "night" is the calendar day before the run, in
+ * SETTLEMENT_TIMEZONE: the run at 02:30 Oslo time on the 22nd pulls the 21st.
  */
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const DAY_MS = 86_400_000;
-
-/** True for a real calendar date written `YYYY-MM-DD`. */
-export function isIsoDate(value: string): boolean {
-  const match = DATE.exec(value);
-  if (!match) return false;
-  const time = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  return new Date(time).toISOString().slice(0, 10) === value;
-}
-
-/** True when `timeZone` is an IANA zone this runtime knows. */
-export function isTimeZone(timeZone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-CA', { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The calendar date of `instant` in `timeZone`. */
-export function dateIn(instant: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(instant);
-  const part = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')}`;
-}
-
-export function addDays(date: string, days: number): string {
-  const match = DATE.exec(date);
-  if (!match) throw new RangeError(`not a YYYY-MM-DD date: ${date}`);
-  const time = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) + days * DAY_MS;
-  return new Date(time).toISOString().slice(0, 10);
-}
+import { addDays, datesBetween, dateIn } from '../common/calendar.js';
 
 /** The night a run at `now` pulls: yesterday in `timeZone`. */
 export function previousNight(now: Date, timeZone: string): string {
   return addDays(dateIn(now, timeZone), -1);
-}
-
-/** Every date from `from` to `to`, both included, oldest first (empty when from > to). */
-export function datesBetween(from: string, to: string): string[] {
-  const dates: string[] = [];
-  for (let date = from; date <= to; date = addDays(date, 1)) dates.push(date);
-  return dates;
 }
 
 /**

@@ -9,15 +9,19 @@ import { AppError, describeError } from '../common/app-error.js';
 export class SettlementPullError extends AppError {
   readonly code = 'SETTLEMENT.PULL_FAILED';
   readonly transient: boolean;
+  /** Why, in one line: the cause as describeError puts it. */
+  readonly reason: string;
 
   constructor(night: { organizationId: string; date: string; format: string }, cause: unknown) {
+    const reason = describeError(cause);
     super(
-      `settlement ${night.organizationId} ${night.date} (${night.format}) not pulled: ${describeError(cause)}`,
+      `settlement ${night.organizationId} ${night.date} (${night.format}) not pulled: ${reason}`,
       {
         cause,
         metadata: { organizationId: night.organizationId, date: night.date, format: night.format },
       },
     );
+    this.reason = reason;
     this.transient = !(cause instanceof AppError) || cause.transient;
   }
 }

@@ -86,14 +86,6 @@ export class SettlementRepository {
     return row ?? null;
   }
 
-  async file(sql: Sql, id: string): Promise<SettlementFileRow | null> {
-    const [row] = await sql.query<SettlementFileRow>(
-      `SELECT ${FILE_COLUMNS} FROM settlement_files WHERE id = $1::uuid`,
-      [id],
-    );
-    return row ?? null;
-  }
-
   async insertFile(tx: Sql, file: Omit<SettlementFileRow, 'pulledAt'>): Promise<Date> {
     const [row] = await tx.query<{ pulledAt: Date }>(
       `INSERT INTO settlement_files (id, organization_id, date_from, date_to, format, version,
@@ -142,18 +134,6 @@ export class SettlementRepository {
         WHERE file_id = $1::uuid ORDER BY line_number LIMIT $2`,
       [fileId, limit],
     );
-  }
-
-  /** The raw bytes of a file, chunk by chunk, in order (one chunk in memory at a time). */
-  async *content(sql: Sql, fileId: string): AsyncGenerator<Buffer> {
-    for (let seq = 0; ; seq += 1) {
-      const [row] = await sql.query<{ data: Buffer }>(
-        'SELECT data FROM settlement_file_chunks WHERE file_id = $1::uuid AND seq = $2',
-        [fileId, seq],
-      );
-      if (row === undefined) return;
-      yield row.data;
-    }
   }
 
   /** Which of these Payflow payment ids are payments the bridge created: payflow id → order id. */

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { addDays } from '../../src/settlements/nights.js';
+import { isoDay } from '../support/builders.js';
+import { addDays } from '../../src/common/calendar.js';
 import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
 import { TopicReader } from '../support/pipeline.js';
@@ -21,7 +22,6 @@ import {
   nightsOf,
   sandboxControl,
   seedSettlements,
-  utcDay,
   type SettlementEvent,
 } from '../settlements/settlements-kit.js';
 import { buildCli, runBinary, type BinaryResult } from './cli-test-kit.js';
@@ -72,8 +72,8 @@ function settlements(args: string[], env: Record<string, string> = {}): Promise<
 }
 
 describe('payflow-bridge settlements pull', () => {
-  const first = utcDay(-5);
-  const last = utcDay(-3);
+  const first = isoDay(-5);
+  const last = isoDay(-3);
 
   it('pulls every night of the range, prints each, publishes, and a second run stores nothing', async () => {
     await seedSettlements(sandbox, { date: first, count: 3 });
@@ -125,7 +125,7 @@ describe('payflow-bridge settlements pull', () => {
   });
 
   it('fails with exit code 1 and marks the night missing when Payflow fails', async () => {
-    const night = utcDay(-8);
+    const night = isoDay(-8);
     await sandboxControl(sandbox, 'POST', '/faults', {
       method: 'GET',
       path: '/partner/settlements/generate_csv',
@@ -156,8 +156,8 @@ describe('payflow-bridge settlements pull', () => {
       [['pull', '--to', last], 'settlements pull needs --from and --to'],
       [['pull', '--from', '2026-02-30', '--to', last], '--from must be a date written YYYY-MM-DD'],
       [['pull', '--from', last, '--to', first], '--from must not be after --to'],
-      [['pull', '--from', first, '--to', utcDay(0)], `--to ${utcDay(0)} is not over yet`],
-      [['pull', '--from', first, '--to', utcDay(2)], 'the newest complete night is'],
+      [['pull', '--from', first, '--to', isoDay(0)], `--to ${isoDay(0)} is not over yet`],
+      [['pull', '--from', first, '--to', isoDay(2)], 'the newest complete night is'],
       [['pull', '--from', '2020-01-01', '--to', first], 'at most 366 days'],
       [
         ['pull', '--from', first, '--to', last, '--format', 'fancy'],

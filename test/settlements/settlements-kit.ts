@@ -4,7 +4,6 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import { addDays } from '../../src/settlements/nights.js';
 import { fetchToken, sandboxControl, type SandboxHandle } from '../support/sandbox.js';
 
 export { sandboxControl };
@@ -43,11 +42,6 @@ export async function payflowCsv(
 }
 
 export const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-
-/** Yesterday and the days around it, as UTC calendar dates. */
-export function utcDay(offset: number, from: Date = new Date()): string {
-  return addDays(from.toISOString().slice(0, 10), offset);
-}
 
 /** An instant on `date` (UTC) at 02:30, when the nightly run fires. */
 export const runTimeOn = (date: string): Date => new Date(`${date}T02:30:00Z`);

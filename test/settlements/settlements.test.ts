@@ -11,7 +11,7 @@ import { openTestPool } from '../support/database.js';
 import { NightlySettlementsRunner } from '../../src/settlements/nightly/nightly-settlements.runner.js';
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
 import type { Worker } from '../../src/worker.js';
-import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders.js';
+import { anEnvelope, anOrderId, isoDay, paymentRequestedData } from '../support/builders.js';
 import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
 import {
   filesOf,
@@ -23,7 +23,6 @@ import {
   seedSettlements,
   sha256,
   storedBytes,
-  utcDay,
   type SettlementEvent,
 } from './settlements-kit.js';
 
@@ -38,8 +37,8 @@ describe('nightly settlements', () => {
   let ourOrderId: string;
   let ourPaymentId: string;
   /** Yesterday (UTC): the night a cron tick today pulls. */
-  const yesterday = utcDay(-1);
-  const day = (offset: number): string => utcDay(offset - 1);
+  const yesterday = isoDay(-1);
+  const day = (offset: number): string => isoDay(offset - 1);
 
   const events = (): SettlementEvent[] => settlements.json<SettlementEvent>();
   const eventsOfFile = (fileId: string) => events().filter((event) => event.data.fileId === fileId);

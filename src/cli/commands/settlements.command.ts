@@ -18,14 +18,10 @@ import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
-import {
-  addDays,
-  dateIn,
-  datesBetween,
-  isIsoDate,
-  previousNight,
-} from '../../settlements/nights.js';
+import { addDays, dateIn, datesBetween, isIsoDate } from '../../common/calendar.js';
+import { previousNight } from '../../settlements/nights.js';
 import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
+import { SettlementPullError } from '../../settlements/settlement.errors.js';
 import { SettlementRepository } from '../../settlements/settlement.repository.js';
 import { loadCliPayflowConfig, type CliConfig } from '../cli.config.js';
 import { CLI_CONFIG, CliResources } from '../cli.resources.js';
@@ -134,7 +130,7 @@ export class SettlementsPullCommand extends CliCommand {
         new SettlementRepository(),
         outbox,
         client,
-        { topic, cron: '', timeZone: this.config.SETTLEMENT_TIMEZONE, formats: [format] },
+        { topic },
         this.logger,
       );
       const organizations =
@@ -158,9 +154,10 @@ export class SettlementsPullCommand extends CliCommand {
               nights.push({ ...night, result });
               progress.done(label, result.outcome);
             } catch (error) {
-              const cause =
-                error instanceof Error && error.cause !== undefined ? error.cause : error;
-              nights.push({ ...night, error: describeError(cause) });
+              nights.push({
+                ...night,
+                error: error instanceof SettlementPullError ? error.reason : describeError(error),
+              });
               progress.done(label, 'FAILED');
             }
           }

@@ -126,7 +126,7 @@ export class NightlySettlementsRunner {
             failed.push({
               ...key,
               transient,
-              error: describeError(error instanceof SettlementPullError ? error.cause : error),
+              error: error instanceof SettlementPullError ? error.reason : describeError(error),
             });
             this.logger.warn(
               { ...key, attempts: night.attempts + 1, err: describeError(error) },

@@ -69,7 +69,7 @@ export class PullSettlementHandler {
     @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
     @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
-    @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
+    @Inject(SETTLEMENTS_OPTIONS) private readonly options: Pick<SettlementsOptions, 'topic'>,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
   ) {}
 
@@ -100,12 +100,7 @@ export class PullSettlementHandler {
     } catch (error) {
       const failure = new SettlementPullError(night, error);
       await this.settlements
-        .recordFailure(
-          this.database.sql,
-          night,
-          describeError(error).slice(0, 1000),
-          command.trigger,
-        )
+        .recordFailure(this.database.sql, night, failure.reason.slice(0, 1000), command.trigger)
         .catch((recordError: unknown) => {
           this.logger.error(
             { ...night, err: describeError(recordError) },
