@@ -423,7 +423,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     );
     return this.execute(
       this.jsonCall(name, this.groupA, path, options, body),
-      this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, options.currency)),
+      this.installmentRecord(options.currency),
     );
   }
 
@@ -440,7 +440,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         this.installmentPath(name, paymentId, installmentId),
         options,
       ),
-      this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, options.currency)),
+      this.installmentRecord(options.currency),
     );
   }
 
@@ -457,7 +457,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     );
     return this.execute(
       this.jsonCall(name, this.groupA, path, options, body),
-      this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, options.currency)),
+      this.installmentRecord(options.currency),
     );
   }
 
@@ -474,7 +474,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         this.installmentPath(name, paymentId, installmentId),
         options,
       ),
-      this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, options.currency)),
+      this.installmentRecord(options.currency),
     );
   }
 
@@ -647,6 +647,11 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
   }
 
   // ============================================================ internals: requests
+
+  /** Decodes an installment record (its amounts in `currency`, which the record omits). */
+  private installmentRecord(currency: string) {
+    return this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, currency));
+  }
 
   private installmentPath(
     name: PayflowEndpointName,

@@ -63,21 +63,29 @@ export interface InDoubtResolution {
   readonly installments?: readonly Pick<Installment, 'id' | 'type' | 'status'>[];
 }
 
-const BEGIN_SQL = `
-  WITH o AS (
-    INSERT INTO orders (order_id, organization_id, order_number, currency)
-    VALUES ($1, $2, $3, $4)
-    ON CONFLICT (order_id) DO UPDATE
+/**
+ * The three statements below write the same order and payment rows (one retried event,
+ * one fresh event, many fresh events); they differ in where the values come from. The
+ * order is created or brought up to date (organization, number, currency), and touched
+ * only when something changed.
+ */
+const ORDER_UPSERT_CONFLICT = `ON CONFLICT (order_id) DO UPDATE
        SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
            order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
            updated_at = now()
      WHERE (orders.organization_id, orders.order_number, orders.currency)
            IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
-                             EXCLUDED.order_number, EXCLUDED.currency)),
+                             EXCLUDED.order_number, EXCLUDED.currency)`;
+const PAYMENT_INSERT = `INSERT INTO payments (id, order_id, organization_id, event_id, state,
+    currency, total_gross_minor, total_net_minor, webhook_token, api_key_hash, payment_method_id)`;
+
+const BEGIN_SQL = `
+  WITH o AS (
+    INSERT INTO orders (order_id, organization_id, order_number, currency)
+    VALUES ($1, $2, $3, $4)
+    ${ORDER_UPSERT_CONFLICT}),
   p AS (
-    INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
-                          total_gross_minor, total_net_minor, webhook_token, api_key_hash,
-                          payment_method_id)
+    ${PAYMENT_INSERT}
     VALUES ($5::uuid, $1, $2, $6::uuid, 'creating', $4, $7, $8, $9, $10, $11)
     ON CONFLICT (event_id) DO UPDATE
        SET state = 'creating', organization_id = EXCLUDED.organization_id,
@@ -98,17 +106,9 @@ const FRESH_CTES = `
   fresh_order AS (
     INSERT INTO orders (order_id, organization_id, order_number, currency)
     SELECT $2, $8, $9, $10 FROM started
-    ON CONFLICT (order_id) DO UPDATE
-       SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
-           order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
-           updated_at = now()
-     WHERE (orders.organization_id, orders.order_number, orders.currency)
-           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
-                             EXCLUDED.order_number, EXCLUDED.currency)),
+    ${ORDER_UPSERT_CONFLICT}),
   fresh_payment AS (
-    INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
-                          total_gross_minor, total_net_minor, webhook_token, api_key_hash,
-                          payment_method_id)
+    ${PAYMENT_INSERT}
     SELECT $6::uuid, $2, $8, $1::uuid, 'creating', $10, $11, $12, $13, $14, $15 FROM started),
   fresh_installments AS (
     INSERT INTO installments (payment_id, installment_ref, position, due_date, gross_minor)
@@ -137,17 +137,9 @@ const FRESH_MANY_CTES = `
   fresh_order AS (
     INSERT INTO orders (order_id, organization_id, order_number, currency)
     SELECT order_id, organization_id, order_number, currency FROM fresh_data ORDER BY n
-    ON CONFLICT (order_id) DO UPDATE
-       SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
-           order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
-           updated_at = now()
-     WHERE (orders.organization_id, orders.order_number, orders.currency)
-           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
-                             EXCLUDED.order_number, EXCLUDED.currency)),
+    ${ORDER_UPSERT_CONFLICT}),
   fresh_payment AS (
-    INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
-                          total_gross_minor, total_net_minor, webhook_token, api_key_hash,
-                          payment_method_id)
+    ${PAYMENT_INSERT}
     SELECT payment_id, order_id, organization_id, event_id, 'creating', currency, gross_minor,
            net_minor, webhook_token, api_key_hash, payment_method_id
       FROM fresh_data ORDER BY n),
