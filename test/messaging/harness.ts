@@ -6,13 +6,14 @@
 import { Controller, Inject, Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { INestMicroservice } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import type { Admin } from 'kafkajs';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { createLogger, silentLogger, type AppLogger } from '../../src/common/logger.js';
 import type { DeadLetter, DeadLetterSink } from '../../src/dead-letters/dead-letter.sink.js';
 import { createKafkaPartitionConsumer } from '../../src/messaging/kafka.consumer.js';
 import type { ParsedOrderEnvelope } from '../../src/messaging/message-processor.js';
-import type { OutboundMessage } from '../../src/messaging/messaging.ports.js';
+import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
+import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OrderEventContext } from '../../src/messaging/order-event.context.js';
 import {
   OrderEventsTransport,
@@ -299,4 +300,48 @@ export async function waitForCommittedToReachEnd(
     },
     timeoutMs,
   );
+}
+
+/**
+ * What every transport test file starts with: the mock cluster with its topics, an admin
+ * client (offsets) and a producer. Microservices a test starts go into `apps`; `stop`
+ * closes them, then the clients and the cluster.
+ */
+export interface TransportTestBed {
+  readonly cluster: KafkaMockCluster;
+  readonly admin: Admin;
+  readonly producer: MessageProducer;
+  readonly apps: INestMicroservice[];
+  stop(): Promise<void>;
+}
+
+export async function startTransportTestBed(
+  label: string,
+  topics: readonly { name: string; partitions: number }[],
+): Promise<TransportTestBed> {
+  const cluster = await KafkaMockCluster.start({ brokers: 3, topics: [...topics] });
+  const admin = new Kafka({
+    clientId: `${label}-test-admin`,
+    brokers: cluster.brokers,
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  const producer = createKafkaMessageProducer({
+    brokers: cluster.brokers,
+    clientId: `${label}-test`,
+  });
+  await producer.connect();
+  const apps: INestMicroservice[] = [];
+  return {
+    cluster,
+    admin,
+    producer,
+    apps,
+    async stop() {
+      await Promise.allSettled(apps.map((app) => app.close()));
+      await producer.disconnect();
+      await admin.disconnect();
+      await cluster.stop();
+    },
+  };
 }

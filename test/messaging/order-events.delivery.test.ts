@@ -5,9 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestMicroservice } from '@nestjs/common';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { BlockedByEarlierFailureError } from '../../src/dead-letters/dead-letter.errors.js';
-import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
 import { PayflowServerError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
@@ -21,41 +20,29 @@ import {
   orderEvent,
   sleep,
   startMicroservice,
+  startTransportTestBed,
+  type TransportTestBed,
   waitFor,
   waitForCommittedToReachEnd,
 } from './harness.js';
 
 describe('OrderEventsTransport: delivery', () => {
+  let bed: TransportTestBed;
   let cluster: KafkaMockCluster;
   let admin: Admin;
   let producer: MessageProducer;
-  const apps: INestMicroservice[] = [];
+  let apps: INestMicroservice[];
 
   beforeAll(async () => {
-    cluster = await KafkaMockCluster.start({
-      brokers: 3,
-      topics: [
-        { name: 'orders.load', partitions: 12 },
-        { name: 'orders.failures', partitions: 4 },
-        { name: 'orders.slow', partitions: 1 },
-      ],
-    });
-    admin = new Kafka({
-      clientId: 'delivery-test-admin',
-      brokers: cluster.brokers,
-      logLevel: logLevel.NOTHING,
-    }).admin();
-    await admin.connect();
-    producer = createKafkaMessageProducer({ brokers: cluster.brokers, clientId: 'delivery-test' });
-    await producer.connect();
+    bed = await startTransportTestBed('delivery', [
+      { name: 'orders.load', partitions: 12 },
+      { name: 'orders.failures', partitions: 4 },
+      { name: 'orders.slow', partitions: 1 },
+    ]);
+    ({ cluster, admin, producer, apps } = bed);
   });
 
-  afterAll(async () => {
-    await Promise.allSettled(apps.map((app) => app.close()));
-    await producer?.disconnect();
-    await admin?.disconnect();
-    await cluster?.stop();
-  });
+  afterAll(() => bed?.stop());
 
   it('keeps per-key order under parallel load, overlaps keys, bounds the in-flight count and commits to the end', async () => {
     const topic = 'orders.load';

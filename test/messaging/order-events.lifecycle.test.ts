@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, type INestMicroservice } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
+import type { Admin } from 'kafkajs';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { ORDER_EVENT_TYPES } from '../../src/orders/order-event.schema.js';
 import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
@@ -21,6 +20,8 @@ import {
   orderEvent,
   sleep,
   startMicroservice,
+  startTransportTestBed,
+  type TransportTestBed,
   waitFor,
   waitForCommittedToReachEnd,
   type HandledCall,
@@ -51,36 +52,22 @@ class UnknownPatternController {
 }
 
 describe('OrderEventsTransport: life cycle', () => {
+  let bed: TransportTestBed;
   let cluster: KafkaMockCluster;
   let admin: Admin;
   let producer: MessageProducer;
-  const apps: INestMicroservice[] = [];
+  let apps: INestMicroservice[];
 
   beforeAll(async () => {
-    cluster = await KafkaMockCluster.start({
-      brokers: 3,
-      topics: [
-        { name: 'orders.registry', partitions: 1 },
-        { name: 'orders.close', partitions: 3 },
-        { name: 'orders.rebalance', partitions: 6 },
-      ],
-    });
-    admin = new Kafka({
-      clientId: 'lifecycle-test-admin',
-      brokers: cluster.brokers,
-      logLevel: logLevel.NOTHING,
-    }).admin();
-    await admin.connect();
-    producer = createKafkaMessageProducer({ brokers: cluster.brokers, clientId: 'lifecycle-test' });
-    await producer.connect();
+    bed = await startTransportTestBed('lifecycle', [
+      { name: 'orders.registry', partitions: 1 },
+      { name: 'orders.close', partitions: 3 },
+      { name: 'orders.rebalance', partitions: 6 },
+    ]);
+    ({ cluster, admin, producer, apps } = bed);
   });
 
-  afterAll(async () => {
-    await Promise.allSettled(apps.map((app) => app.close()));
-    await producer?.disconnect();
-    await admin?.disconnect();
-    await cluster?.stop();
-  });
+  afterAll(() => bed?.stop());
 
   it.each([
     [[PartialController], /no handler for order\.marked_paid/],

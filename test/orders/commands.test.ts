@@ -23,39 +23,30 @@ import {
   refundRequestedData,
   resendRequestedData,
 } from '../support/builders.js';
-import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { type SandboxHandle } from '../support/sandbox.js';
 import {
   control,
   sandboxPayments,
-  startPipeline,
   statusEvents,
   thrown,
   type Pipeline,
   type SandboxPayment,
   type StatusEnvelope,
+  startOrdersTestBed,
+  type OrdersTestBed,
 } from './support/pipeline.js';
 
-let database: TestDatabase;
+let bed: OrdersTestBed;
 let sandbox: SandboxHandle;
 let pipeline: Pipeline;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([
-    createTestDatabase('orders_commands'),
-    startTestSandbox(),
-  ]);
-  db = openTestPool(database.url, 2);
-  pipeline = await startPipeline(database, sandbox);
+  bed = await startOrdersTestBed('orders_commands');
+  ({ sandbox, pipeline, db } = bed);
 });
 
-afterAll(async () => {
-  await pipeline.close();
-  await db.end();
-  await sandbox.close();
-  await database.drop();
-});
+afterAll(() => bed?.close());
 
 /** A created payment of 3 × 416.67/416.66 NOK installments; returns the sandbox's view. */
 async function createPayment(orderId: string, installments = true): Promise<SandboxPayment> {

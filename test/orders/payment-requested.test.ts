@@ -13,8 +13,8 @@ import { PayflowError, PayflowValidationError } from '../../src/payflow/payflow.
 import { OrderBusyError } from '../../src/orders/order.errors.js';
 import { TransactionBatcher } from '../../src/database/transaction-batcher.js';
 import { aLine, anEnvelope, anOrderId, isoDay, paymentRequestedData } from '../support/builders.js';
-import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { type TestDatabase } from '../support/database.js';
+import { type SandboxHandle } from '../support/sandbox.js';
 import {
   WEBHOOK_BASE,
   control,
@@ -24,28 +24,22 @@ import {
   statusEvents,
   thrown,
   type Pipeline,
+  startOrdersTestBed,
+  type OrdersTestBed,
 } from './support/pipeline.js';
 
+let bed: OrdersTestBed;
 let database: TestDatabase;
 let sandbox: SandboxHandle;
 let pipeline: Pipeline;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([
-    createTestDatabase('orders_create'),
-    startTestSandbox(),
-  ]);
-  db = openTestPool(database.url, 2);
-  pipeline = await startPipeline(database, sandbox);
+  bed = await startOrdersTestBed('orders_create');
+  ({ database, sandbox, pipeline, db } = bed);
 });
 
-afterAll(async () => {
-  await pipeline.close();
-  await db.end();
-  await sandbox.close();
-  await database.drop();
-});
+afterAll(() => bed?.close());
 
 interface PaymentRow {
   id: string;

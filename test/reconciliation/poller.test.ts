@@ -4,17 +4,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { RECONCILIATION_LOCK } from '../../src/reconciliation/reconciliation.poller.js';
-import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { control, startPipeline, type Pipeline } from '../orders/support/pipeline.js';
+import { type TestDatabase } from '../support/database.js';
+import { type SandboxHandle } from '../support/sandbox.js';
+import { control, type Pipeline } from '../orders/support/pipeline.js';
 import {
   changeEvents,
   createPayment,
   simulate,
   startProcessing,
   type Processing,
+  startStatusSyncTestBed,
+  type StatusSyncTestBed,
 } from './status-sync-kit.js';
 
+let bed: StatusSyncTestBed;
 let database: TestDatabase;
 let sandbox: SandboxHandle;
 let pipeline: Pipeline;
@@ -22,19 +25,11 @@ let processing: Processing;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([createTestDatabase('reconcile'), startTestSandbox()]);
-  db = openTestPool(database.url, 3);
-  pipeline = await startPipeline(database, sandbox);
-  processing = await startProcessing(database, sandbox);
+  bed = await startStatusSyncTestBed('reconcile');
+  ({ database, sandbox, pipeline, processing, db } = bed);
 });
 
-afterAll(async () => {
-  await processing?.close();
-  await pipeline?.close();
-  await db?.end();
-  await sandbox?.close();
-  await database?.drop();
-});
+afterAll(() => bed?.close());
 
 describe('reconciliation poller', () => {
   it('emits a change no webhook reported (callback domain not whitelisted), once', async () => {

@@ -33,8 +33,10 @@ import type { SandboxHandle } from '../support/sandbox.js';
 import {
   control,
   sandboxPayments,
+  startOrdersTestBed,
   statusEvents,
   testConfig,
+  type OrdersTestBed,
   type Pipeline,
   type StatusEnvelope,
 } from '../orders/support/pipeline.js';
@@ -152,4 +154,22 @@ export async function inboxRow(db: pg.Pool, id: string): Promise<InboxRow> {
 /** Status events of an order other than payment.created. */
 export async function changeEvents(db: pg.Pool, orderId: string): Promise<StatusEnvelope[]> {
   return (await statusEvents(db, orderId)).filter((event) => event.type !== 'payment.created');
+}
+
+/** An orders test bed plus the webhook processing and reconciliation of its worker. */
+export interface StatusSyncTestBed extends OrdersTestBed {
+  readonly processing: Processing;
+}
+
+export async function startStatusSyncTestBed(label: string): Promise<StatusSyncTestBed> {
+  const bed = await startOrdersTestBed(label, 3);
+  const processing = await startProcessing(bed.database, bed.sandbox);
+  return {
+    ...bed,
+    processing,
+    async close() {
+      await processing.close();
+      await bed.close();
+    },
+  };
 }

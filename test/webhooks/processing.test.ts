@@ -6,12 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InDoubtError } from '../../src/dead-letters/dead-letter.errors.js';
 import { anEnvelope, isoDay, paymentRequestedData } from '../support/builders.js';
-import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { type SandboxHandle } from '../support/sandbox.js';
 import {
   control,
   sandboxPayments,
-  startPipeline,
   statusEvents,
   thrown,
   type Pipeline,
@@ -22,30 +20,23 @@ import {
   inboxRow,
   insertInboxRow,
   simulate,
-  startProcessing,
   type Processing,
+  startStatusSyncTestBed,
+  type StatusSyncTestBed,
 } from '../reconciliation/status-sync-kit.js';
 
-let database: TestDatabase;
+let bed: StatusSyncTestBed;
 let sandbox: SandboxHandle;
 let pipeline: Pipeline;
 let processing: Processing;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([createTestDatabase('webhook_proc'), startTestSandbox()]);
-  db = openTestPool(database.url, 3);
-  pipeline = await startPipeline(database, sandbox);
-  processing = await startProcessing(database, sandbox);
+  bed = await startStatusSyncTestBed('webhook_proc');
+  ({ sandbox, pipeline, processing, db } = bed);
 });
 
-afterAll(async () => {
-  await processing?.close();
-  await pipeline?.close();
-  await db?.end();
-  await sandbox?.close();
-  await database?.drop();
-});
+afterAll(() => bed?.close());
 
 async function drain(): Promise<void> {
   // Every due row, whatever other tests left.

@@ -24,10 +24,11 @@ import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
 import { OrdersModule, type OrdersOptionOverrides } from '../../../src/orders/orders.module.js';
 import { PaymentRequestedHandler } from '../../../src/orders/payment-requested/payment-requested.handler.js';
 import { PayflowModule } from '../../../src/payflow/payflow.module.js';
-import type { TestDatabase } from '../../support/database.js';
+import { createTestDatabase, openTestPool, type TestDatabase } from '../../support/database.js';
 import { aContext, aMessage, type MessageOptions } from '../../support/builders.js';
 import {
   sandboxControl,
+  startTestSandbox,
   SANDBOX_CLIENT_ID,
   SANDBOX_CLIENT_SECRET,
   type SandboxHandle,
@@ -222,4 +223,31 @@ export async function thrown(run: () => Promise<unknown>): Promise<Error> {
     throw error;
   }
   throw new Error('expected a failure');
+}
+
+/** A test file's world: its database, a sandbox, the order pipeline and a pool for queries. */
+export interface OrdersTestBed {
+  readonly database: TestDatabase;
+  readonly sandbox: SandboxHandle;
+  readonly pipeline: Pipeline;
+  readonly db: pg.Pool;
+  close(): Promise<void>;
+}
+
+export async function startOrdersTestBed(label: string, poolSize = 2): Promise<OrdersTestBed> {
+  const [database, sandbox] = await Promise.all([createTestDatabase(label), startTestSandbox()]);
+  const db = openTestPool(database.url, poolSize);
+  const pipeline = await startPipeline(database, sandbox);
+  return {
+    database,
+    sandbox,
+    pipeline,
+    db,
+    async close() {
+      await pipeline.close();
+      await db.end();
+      await sandbox.close();
+      await database.drop();
+    },
+  };
 }
