@@ -4,7 +4,7 @@
  * Same variables, same validation and same one-line errors as the worker.
  */
 import { z } from 'zod';
-import { ConfigError, envSchema } from '../config/app-config.js';
+import { envSchema, parseVariables, setVariables } from '../config/app-config.js';
 
 const cliEnvSchema = envSchema
   .pick({
@@ -43,39 +43,16 @@ export type CliConfig = z.output<typeof cliEnvSchema> & {
   readonly payflowEnv: Readonly<Record<string, string>>;
 };
 
-function parseEnv<S extends z.ZodType>(
-  schema: S,
-  cleaned: Readonly<Record<string, string>>,
-): z.output<S> {
-  const result = schema.safeParse(cleaned);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const variable = String(issue?.path[0] ?? 'environment');
-    const problem =
-      issue === undefined
-        ? 'is invalid'
-        : issue.code === 'invalid_type' && cleaned[variable] === undefined
-          ? 'is required'
-          : issue.message;
-    throw new ConfigError(variable, problem);
-  }
-  return result.data;
-}
-
 /** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
 export function loadCliConfig(env: Readonly<Record<string, string | undefined>>): CliConfig {
-  const cleaned = Object.fromEntries(
-    Object.entries(env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
-    ),
-  );
+  const cleaned = setVariables(env);
   const payflowEnv = Object.fromEntries(
     Object.entries(cleaned).filter(([name]) => name.startsWith('PAYFLOW_')),
   );
-  return { ...parseEnv(cliEnvSchema, cleaned), payflowEnv };
+  return { ...parseVariables(cliEnvSchema, cleaned), payflowEnv };
 }
 
 /** The Payflow client's variables, for the commands that call Payflow; a ConfigError otherwise. */
 export function loadCliPayflowConfig(config: Pick<CliConfig, 'payflowEnv'>): CliPayflowConfig {
-  return parseEnv(cliPayflowEnvSchema, config.payflowEnv);
+  return parseVariables(cliPayflowEnvSchema, config.payflowEnv);
 }

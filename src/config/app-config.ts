@@ -131,26 +131,44 @@ export class ConfigError extends ValidationError {
   }
 }
 
-/** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
-  // Empty strings count as unset, the way shells and compose files usually mean them.
-  const cleaned = Object.fromEntries(
-    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+/** The variables that are set: empty strings count as unset, as shells and compose files mean them. */
+export function setVariables(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '',
+    ),
   );
-  const result = envSchema.safeParse(cleaned);
+}
+
+/**
+ * Parses set variables with `schema`; throws a ConfigError whose message is one line
+ * naming the first variable that is wrong ("is required" when it is missing).
+ */
+export function parseVariables<S extends z.ZodType>(
+  schema: S,
+  variables: Readonly<Record<string, string>>,
+): z.output<S> {
+  const result = schema.safeParse(variables);
   if (!result.success) {
     const issue = result.error.issues[0];
     const variable = String(issue?.path[0] ?? 'environment');
     const problem =
       issue === undefined
         ? 'is invalid'
-        : issue.code === 'invalid_type' && cleaned[variable] === undefined
+        : issue.code === 'invalid_type' && variables[variable] === undefined
           ? 'is required'
           : issue.message;
     // zod's messages describe the rule, never the value, so no secret can leak through them.
     throw new ConfigError(variable, problem);
   }
-  const config = result.data;
+  return result.data;
+}
+
+/** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
+  const config = parseVariables(envSchema, setVariables(env));
   if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {
     throw new ConfigError(
       config.TLS_CERT_FILE === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
@@ -171,14 +189,5 @@ export type DatabaseConfig = z.output<typeof databaseEnvSchema>;
 export function loadDatabaseConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): DatabaseConfig {
-  const result = databaseEnvSchema.safeParse(
-    Object.fromEntries(
-      Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
-    ),
-  );
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new ConfigError(String(issue?.path[0] ?? 'environment'), issue?.message ?? 'is invalid');
-  }
-  return result.data;
+  return parseVariables(databaseEnvSchema, setVariables(env));
 }
