@@ -1,5 +1,5 @@
 // Two projects: unit specs beside the code, integration tests under test/ (real Postgres,
-// the Kafka mock cluster over TCP, the sandbox over HTTP).
+// real Apache Kafka from testbed/kafka, the sandbox over HTTP).
 const swc = [
   '@swc/jest',
   {
@@ -29,6 +29,9 @@ export default {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       setupFiles: ['reflect-metadata'],
+      // Real Apache Kafka (KRaft), started once per run: a 1-node and a 3-node cluster.
+      globalSetup: '<rootDir>/test/support/kafka-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/kafka-global-teardown.ts',
     },
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],

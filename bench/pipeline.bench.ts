@@ -44,7 +44,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { KafkaMockCluster } from '../test/support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../testbed/kafka/mock-cluster.js';
 import {
   measureCreatePaymentRate,
   startSandboxChild,

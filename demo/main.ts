@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
-import { KafkaMockCluster } from '../test/support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../testbed/kafka/mock-cluster.js';
 import { DEMO_DATABASE, DemoDatabase, DemoDatabaseError, redact } from './database.js';
 import { Observer, TOPICS, demoKafka, publish } from './kafka.js';
 import {

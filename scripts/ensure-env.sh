@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes this machine ready to run payflow-bridge's tests and demo: the Node packages,
-# librdkafka (its mock cluster stands in for Kafka), and a running Postgres. Idempotent and
+# Apache Kafka's jars (Java and Maven), librdkafka (its mock cluster is the demo's zero-setup
+# Kafka and serves narrow transport tests), and a running Postgres. Idempotent and
 # quiet when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,9 @@ if command -v pg_isready >/dev/null && ! pg_ready; then
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start || true
   for _ in $(seq 1 30); do pg_ready && break; sleep 1; done
 fi
+
+# Apache Kafka for the test bed, the benchmark, the chaos campaign and the demo on real Kafka.
+bash scripts/kafka-fetch.sh
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "ensure-env: installing Node packages (npm ci)"

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
   TopicCollector,
   openDatabase,

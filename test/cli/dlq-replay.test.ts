@@ -17,7 +17,7 @@ import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { OutboxRelay } from '../../src/outbox/outbox.relay.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
   KafkajsTestProducer,
   SwitchableProducer,

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { isoDay } from '../support/builders.js';
 import { addDays } from '../../src/common/calendar.js';
 import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import { TopicReader } from '../support/pipeline.js';
 import {
   SANDBOX_CLIENT_ID,

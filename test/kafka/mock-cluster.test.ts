@@ -1,11 +1,11 @@
 /**
- * Proves the librdkafka mock cluster (test/support/kafka-mock-cluster.ts) is a usable
+ * Proves the librdkafka mock cluster (testbed/kafka/mock-cluster.ts) is a usable
  * Kafka for kafkajs: keyed produce, a 2-member consumer group with a real rebalance,
  * offset commits, and producer retries across a broker outage.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Admin, Consumer, Kafka, logLevel, Partitioners, Producer } from 'kafkajs';
-import { KafkaMockCluster, mockSafePartitionAssigner } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 
 const TOPIC = 'erp.orders';
 const PARTITIONS = 6;

@@ -21,7 +21,7 @@ import {
 } from '../../src/messaging/order-events.transport.js';
 import { createOrderEventsMicroservice } from '../../src/messaging/order-events.wiring.js';
 import { ORDER_EVENT_TYPES } from '../../src/orders/order-event.schema.js';
-import { KafkaMockCluster, mockSafePartitionAssigner } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 
 export const sleep = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));

@@ -10,7 +10,7 @@ import { BlockedByEarlierFailureError } from '../../src/dead-letters/dead-letter
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
 import { PayflowServerError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
-import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
   MemorySink,
   Recorder,

@@ -26,7 +26,7 @@ import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { OrderEventsTransport } from '../../src/messaging/order-events.transport.js';
 import { connectOrderEvents } from '../../src/messaging/order-events.wiring.js';
 import { PayflowValidationError } from '../../src/payflow/payflow.errors.js';
-import { KafkaMockCluster, mockSafePartitionAssigner } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 import {
   MEMBER,
   MemorySink,

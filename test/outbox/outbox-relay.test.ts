@@ -18,7 +18,7 @@ import {
 } from '../../src/outbox/outbox.relay.js';
 import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/outbox.relay-support.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../support/kafka-mock-cluster.js';
+import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
   KafkajsTestProducer,
   SwitchableProducer,

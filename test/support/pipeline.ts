@@ -10,7 +10,7 @@ import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { KafkaMockCluster, mockSafePartitionAssigner } from './kafka-mock-cluster.js';
+import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.server.js';
 import { startTestSandbox, type SandboxHandle } from './sandbox.js';
 
