@@ -74,7 +74,7 @@ import {
   machineBusyPercent,
   type CpuUse,
 } from './pipeline/proc.js';
-import { WorkerChild } from './pipeline/worker-child.js';
+import { WorkerProcess } from '../testbed/worker-process.js';
 import { MetricsSampler, metricSum, type MemorySample } from './pipeline/metrics.js';
 
 const TOPICS = {
@@ -206,7 +206,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
   });
   const sandbox = await startSandboxChild({ latencyMs: scenario.latencyMs });
   const kafka = benchKafka(cluster.brokers, `bench-${scenario.name}`);
-  let worker: WorkerChild | undefined;
+  let worker: WorkerProcess | undefined;
   let reader: StatusReader | undefined;
   let producer: EventProducer | undefined;
   try {
@@ -224,7 +224,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
 
     const spawnedAt = performance.now();
     const profDir = process.env.BENCH_CPU_PROF === '1' ? profileDir(scenario.name) : undefined;
-    worker = await WorkerChild.start({
+    worker = await WorkerProcess.start({
       env: {
         NODE_ENV: 'production',
         LOG_LEVEL: 'info',
