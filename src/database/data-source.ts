@@ -2,7 +2,7 @@
  * The TypeORM data source. Schema changes only ever come from the migrations in
  * migrations/ (never `synchronize`).
  */
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { ENTITIES } from './entities.js';
 
@@ -27,8 +27,38 @@ export function createDataSource(options: DatabaseOptions): DataSource {
   });
 }
 
-/** Runs pending migrations; returns the names of those that ran. */
+/** pg_advisory_lock(namespace, key) held while migrations run ('migr'). */
+export const MIGRATION_LOCK = { namespace: 0x6d696772, key: 1 } as const;
+
+/**
+ * Runs pending migrations; returns the names of those that ran.
+ *
+ * Replicas that start together all migrate (DB_MIGRATE): without a lock they read the same
+ * pending list and run the same DDL at once (`column … already exists`, and one of them
+ * exits). The session advisory lock makes them take turns: the first runs everything, the
+ * others wait, then find nothing pending. The lock is taken on the connection the
+ * migrations run on (a pool of 1, as `npm run migration:run` uses, would otherwise wait
+ * for itself) and is released when that connection ends, also when the process dies.
+ */
 export async function runMigrations(dataSource: DataSource): Promise<string[]> {
-  const ran = await dataSource.runMigrations({ transaction: 'each' });
-  return ran.map((migration) => migration.name);
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1, $2)', [
+      MIGRATION_LOCK.namespace,
+      MIGRATION_LOCK.key,
+    ]);
+    try {
+      const executor = new MigrationExecutor(dataSource, runner);
+      executor.transaction = 'each';
+      const ran = await executor.executePendingMigrations();
+      return ran.map((migration) => migration.name);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1, $2)', [
+        MIGRATION_LOCK.namespace,
+        MIGRATION_LOCK.key,
+      ]);
+    }
+  } finally {
+    await runner.release();
+  }
 }
