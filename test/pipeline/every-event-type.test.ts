@@ -20,7 +20,7 @@ import {
   refundRequestedData,
   resendRequestedData,
 } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 
 interface StatusEvent {
   type: string;
@@ -47,8 +47,8 @@ describe('every order event type end to end', () => {
     pipeline = await startPipeline('every_type');
     [, status, dlq] = await Promise.all([
       pipeline.startWorker(),
-      TopicReader.start(pipeline.kafka, TOPICS.status),
-      TopicReader.start(pipeline.kafka, TOPICS.dlq),
+      TopicReader.start(pipeline.kafka, pipeline.topics.status),
+      TopicReader.start(pipeline.kafka, pipeline.topics.dlq),
     ]);
   });
 

@@ -11,7 +11,7 @@ import {
   markedPaidData,
   paymentRequestedData,
 } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 
 interface StatusEvent {
   type: string;
@@ -28,8 +28,8 @@ describe('order pipeline failure paths', () => {
     pipeline = await startPipeline('failures', { PAYFLOW_REQUEST_TIMEOUT: '1s' });
     [, status, dlq] = await Promise.all([
       pipeline.startWorker({ transport: { retry: { baseDelayMs: 50, maxDelayMs: 200 } } }),
-      TopicReader.start(pipeline.kafka, TOPICS.status),
-      TopicReader.start(pipeline.kafka, TOPICS.dlq),
+      TopicReader.start(pipeline.kafka, pipeline.topics.status),
+      TopicReader.start(pipeline.kafka, pipeline.topics.dlq),
     ]);
   });
 

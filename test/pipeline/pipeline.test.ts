@@ -1,5 +1,5 @@
 /**
- * The whole loop: ERP events on the Kafka mock cluster → the worker (started as main.ts
+ * The whole loop: ERP events on Kafka (a real broker) → the worker (started as main.ts
  * starts it) → the Payflow sandbox over HTTP → Postgres → status events and dead letters
  * on Kafka.
  */
@@ -14,7 +14,7 @@ import {
   isoDay,
   paymentRequestedData,
 } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 
 interface StatusEvent {
   eventId: string;
@@ -40,8 +40,8 @@ describe('order pipeline end to end', () => {
     pipeline = await startPipeline('pipeline');
     [worker, status, dlq] = await Promise.all([
       pipeline.startWorker(),
-      TopicReader.start(pipeline.kafka, TOPICS.status),
-      TopicReader.start(pipeline.kafka, TOPICS.dlq),
+      TopicReader.start(pipeline.kafka, pipeline.topics.status),
+      TopicReader.start(pipeline.kafka, pipeline.topics.dlq),
     ]);
     db = new pg.Client({ connectionString: pipeline.database.url });
     await db.connect();
@@ -166,7 +166,7 @@ describe('order pipeline end to end', () => {
     expect(reasonOf(invalid)).toBe('invalid_event');
     const letter = dlq.messages.find((m) => m.key === badJson);
     expect(letter?.value).toBe('{"eventId": nope');
-    expect(letter?.headers['x-dlq-original-topic']).toBe(TOPICS.orders);
+    expect(letter?.headers['x-dlq-original-topic']).toBe(pipeline.topics.orders);
     expect(letter?.headers['x-dlq-attempts']).toBe('1');
     expect(Number.isNaN(Date.parse(letter?.headers['x-dlq-failed-at'] ?? ''))).toBe(false);
     expect(dlq.messages.find((m) => m.key === invalid)?.headers['x-dlq-error']).toMatch(/currency/);

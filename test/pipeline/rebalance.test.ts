@@ -12,7 +12,7 @@ import {
   isoDay,
   paymentRequestedData,
 } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 
 interface StatusEvent {
   type: string;
@@ -25,7 +25,7 @@ describe('two workers and a rebalance', () => {
 
   beforeAll(async () => {
     pipeline = await startPipeline('rebalance');
-    status = await TopicReader.start(pipeline.kafka, TOPICS.status);
+    status = await TopicReader.start(pipeline.kafka, pipeline.topics.status);
   });
 
   afterAll(async () => {

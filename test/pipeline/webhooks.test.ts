@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Worker } from '../../src/worker.js';
 import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 import { selfSignedTls } from '../support/tls.js';
 
 interface StatusEvent {
@@ -100,7 +100,7 @@ describe('webhooks end to end', () => {
     );
     [worker, status] = await Promise.all([
       pipeline.startWorker({ webhookProcessing: { pollIntervalMs: 100, retryBaseMs: 200 } }),
-      TopicReader.start(pipeline.kafka, TOPICS.status),
+      TopicReader.start(pipeline.kafka, pipeline.topics.status),
     ]);
     db = new pg.Client({ connectionString: pipeline.database.url });
     await db.connect();

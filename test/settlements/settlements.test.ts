@@ -1,6 +1,6 @@
 /**
- * Nightly settlements end to end: the worker as main.ts starts it, Postgres, the Kafka
- * mock cluster and the sandbox over HTTP. A cron tick pulls and publishes; a re-pull is a
+ * Nightly settlements end to end: the worker as main.ts starts it, Postgres, real Kafka
+ * and the sandbox over HTTP. A cron tick pulls and publishes; a re-pull is a
  * no-op and a changed file becomes a second version; missed nights are caught up oldest
  * first; a 5xx leaves the night missing until the next run; two workers racing make one
  * pull; malformed rows are reported by line and the file is still stored.
@@ -12,7 +12,7 @@ import { NightlySettlementsRunner } from '../../src/settlements/nightly/nightly-
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
 import type { Worker } from '../../src/worker.js';
 import { anEnvelope, anOrderId, isoDay, paymentRequestedData } from '../support/builders.js';
-import { startPipeline, TopicReader, TOPICS, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 import {
   filesOf,
   nightsOf,
@@ -57,8 +57,8 @@ describe('nightly settlements', () => {
       { SETTLEMENT_ENABLED: false, SETTLEMENT_TIMEZONE: 'UTC' },
     );
     [settlements, status] = await Promise.all([
-      TopicReader.start(pipeline.kafka, TOPICS.settlements),
-      TopicReader.start(pipeline.kafka, TOPICS.status),
+      TopicReader.start(pipeline.kafka, pipeline.topics.settlements),
+      TopicReader.start(pipeline.kafka, pipeline.topics.status),
     ]);
     ourOrderId = anOrderId();
     await pipeline.publish([
@@ -142,10 +142,10 @@ describe('nightly settlements', () => {
       );
 
       // Later ticks (one a second) find nothing missing: no second file, no new events.
-      const before = await outboxCount(db, TOPICS.settlements);
+      const before = await outboxCount(db, pipeline.topics.settlements);
       await new Promise((resolve) => setTimeout(resolve, 2500));
       expect(await filesOf(db, yesterday)).toHaveLength(1);
-      expect(await outboxCount(db, TOPICS.settlements)).toBe(before);
+      expect(await outboxCount(db, pipeline.topics.settlements)).toBe(before);
 
       const metrics = await (await fetch(`${cronWorker.url}/metrics`)).text();
       expect(metrics).toMatch(/^payflow_bridge_settlement_pulls_total\{outcome="stored"\} 1$/m);
@@ -158,11 +158,11 @@ describe('nightly settlements', () => {
   });
 
   it('pulling the same night again stores nothing; a changed file is kept as a new version', async () => {
-    const before = await outboxCount(db, TOPICS.settlements);
+    const before = await outboxCount(db, pipeline.topics.settlements);
     const again = await pull(yesterday);
     expect(again.outcome).toBe('unchanged');
     expect(await filesOf(db, yesterday)).toHaveLength(1);
-    expect(await outboxCount(db, TOPICS.settlements)).toBe(before);
+    expect(await outboxCount(db, pipeline.topics.settlements)).toBe(before);
     expect(await db.query('SELECT 1 FROM settlement_file_chunks')).toMatchObject({ rowCount: 1 });
 
     await seedSettlements(pipeline.sandbox, {
@@ -392,7 +392,7 @@ describe('nightly settlements', () => {
   it('a pull cut off mid-file (its connection dies) stores nothing, and the next run pulls it whole', async () => {
     const night = day(20);
     await seedSettlements(pipeline.sandbox, { date: night, count: 60_000 });
-    const outboxBefore = await outboxCount(db, TOPICS.settlements);
+    const outboxBefore = await outboxCount(db, pipeline.topics.settlements);
     const pulling = pull(night).then(
       () => 'pulled',
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
@@ -423,7 +423,7 @@ describe('nightly settlements', () => {
         WHERE NOT EXISTS (SELECT 1 FROM settlement_files f WHERE f.id = c.file_id)`,
     );
     expect(chunks[0]!.n).toBe(0);
-    expect(await outboxCount(db, TOPICS.settlements)).toBe(outboxBefore);
+    expect(await outboxCount(db, pipeline.topics.settlements)).toBe(outboxBefore);
     expect((await nightsOf(db)).find((row) => row.date === night)).toMatchObject({
       status: 'missing',
       attempts: 1,
@@ -435,6 +435,8 @@ describe('nightly settlements', () => {
       'stored',
     ]);
     expect((await filesOf(db, night))[0]).toMatchObject({ row_count: 60_000, bad_row_count: 0 });
-    expect(await outboxCount(db, TOPICS.settlements)).toBeGreaterThanOrEqual(outboxBefore + 60_001);
+    expect(await outboxCount(db, pipeline.topics.settlements)).toBeGreaterThanOrEqual(
+      outboxBefore + 60_001,
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
- * End-to-end harness: the Kafka mock cluster with the contract's topics, a fresh database,
- * the Payflow sandbox over HTTP, and one or more workers started exactly as `main.ts`
- * starts them (startWorker), configured for the mock cluster through ordinary options.
+ * End-to-end harness: the run's 1-node Apache Kafka cluster with topics of this test file
+ * (the contract's four, prefixed per file), a fresh database, the Payflow sandbox over HTTP,
+ * and one or more workers started exactly as `main.ts` starts them (startWorker), configured
+ * for those topics through the environment like any deployment.
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
@@ -10,16 +11,10 @@ import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
-import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
+import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
+import { createTopicSet, testKafkaCluster, topicSetFor, type TopicSet } from './kafka-test-bed.js';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.server.js';
 import { startTestSandbox, type SandboxHandle } from './sandbox.js';
-
-export const TOPICS = {
-  orders: 'erp.orders.v1',
-  dlq: 'erp.orders.v1.dlq',
-  status: 'payflow.payment-status.v1',
-  settlements: 'payflow.settlements.v1',
-} as const;
 
 export interface ConsumedMessage {
   readonly topic: string;
@@ -37,7 +32,7 @@ export class TopicReader {
   private constructor(private readonly consumer: Consumer) {}
 
   static async start(kafka: Kafka, topic: string): Promise<TopicReader> {
-    // A group of its own (one member): the mock's first join takes ~3 s.
+    // A group of its own (one member), so that it sees every partition.
     const consumer = kafka.consumer({
       groupId: `reader-${randomUUID()}`,
       sessionTimeout: 6000,
@@ -92,7 +87,10 @@ export class TopicReader {
 }
 
 export interface Pipeline {
-  readonly cluster: KafkaMockCluster;
+  /** The shared 1-node cluster of the run: never stop or restart it. */
+  readonly cluster: KraftCluster;
+  /** This file's topics; the worker is configured with them (TOPIC_ORDERS, …). */
+  readonly topics: TopicSet;
   readonly kafka: Kafka;
   readonly sandbox: SandboxHandle;
   readonly database: TestDatabase;
@@ -105,34 +103,30 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
-export const MOCK_CONSUMER_OVERRIDES: WorkerOverrides['kafkaConsumer'] = {
-  heartbeatIntervalMs: 500,
-  maxWaitTimeInMs: 100,
-  partitionAssigners: [mockSafePartitionAssigner()],
-};
-
 export async function startPipeline(
   label: string,
   env: Record<string, string> = {},
   sandboxOptions: SandboxOptions = {},
 ): Promise<Pipeline> {
-  const cluster = await KafkaMockCluster.start({
-    brokers: 3,
-    topics: [
-      { name: TOPICS.orders, partitions: 12 },
-      { name: TOPICS.dlq, partitions: 12 },
-      { name: TOPICS.status, partitions: 12 },
-      { name: TOPICS.settlements, partitions: 6 },
-    ],
-  });
-  const database = await createTestDatabase(label);
-  const sandbox = await startTestSandbox(sandboxOptions);
+  const cluster = testKafkaCluster(1);
+  const topics = topicSetFor(label);
+  const [database, sandbox] = await Promise.all([
+    createTestDatabase(label),
+    startTestSandbox(sandboxOptions),
+    createTopicSet(cluster, topics, { partitions: 12 }),
+  ]);
   const config = loadConfig({
     DATABASE_URL: database.url,
     DB_POOL_SIZE: '10',
     KAFKA_BROKERS: cluster.bootstrapServers,
     KAFKA_GROUP_ID: `payflow-bridge-${label}-${randomUUID().slice(0, 8)}`,
+    // Test speed: the broker's minimum session (a dead member leaves the group sooner) and
+    // fetches that return within 100 ms when there is nothing new.
     KAFKA_SESSION_TIMEOUT: '6s',
+    KAFKA_FETCH_MAX_WAIT: '100ms',
+    TOPIC_ORDERS: topics.orders,
+    TOPIC_PAYMENT_STATUS: topics.status,
+    TOPIC_SETTLEMENTS: topics.settlements,
     PAYFLOW_BASE_URL: sandbox.url,
     PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
     PAYFLOW_CLIENT_ID: 'sandbox-client',
@@ -156,6 +150,7 @@ export async function startPipeline(
   const workers: Worker[] = [];
   return {
     cluster,
+    topics,
     kafka,
     sandbox,
     database,
@@ -163,7 +158,6 @@ export async function startPipeline(
     producer,
     async startWorker(overrides = {}, patch = {}) {
       const worker = await startWorker({ ...config, ...patch }, silentLogger(), {
-        kafkaConsumer: MOCK_CONSUMER_OVERRIDES,
         relay: { idlePollMs: 100 },
         ...overrides,
       });
@@ -172,7 +166,7 @@ export async function startPipeline(
     },
     async publish(messages) {
       await producer.send({
-        topic: TOPICS.orders,
+        topic: topics.orders,
         messages: messages.map((message) => ({
           key: message.key,
           value: typeof message.value === 'string' ? message.value : JSON.stringify(message.value),
@@ -183,8 +177,21 @@ export async function startPipeline(
       await Promise.allSettled(workers.map((worker) => worker.shutdown()));
       await producer.disconnect();
       await sandbox.close();
-      await cluster.stop();
       await database.drop();
+      await deleteTopics(kafka, topics);
     },
   };
+}
+
+/** The cluster outlives the file (and may be a long-lived shared bed): leave no topics. */
+async function deleteTopics(kafka: Kafka, topics: TopicSet): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.deleteTopics({
+      topics: [topics.orders, topics.dlq, topics.status, topics.settlements],
+    });
+  } finally {
+    await admin.disconnect();
+  }
 }
