@@ -18,6 +18,7 @@ import { TransactionBatcher } from './database/transaction-batcher.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { HealthModule } from './health/health.module.js';
 import type { KafkaConsumerOptions } from './messaging/kafka.consumer.js';
+import type { KafkaProducerOptions } from './messaging/kafka.producer.js';
 import { MessagingModule, OrderEventsTransportModule } from './messaging/messaging.module.js';
 import type { OrderEventsOverrides } from './messaging/order-events.wiring.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -39,6 +40,8 @@ import type { PayflowClientOptions } from './payflow/payflow.types.js';
 /** Settings that are not environment variables: tests and benchmarks tune these. */
 export interface WorkerOverrides {
   readonly kafkaConsumer?: Partial<KafkaConsumerOptions>;
+  /** E.g. `{ idempotent: false }` for librdkafka's mock cluster (the demo); real Kafka keeps the default. */
+  readonly kafkaProducer?: KafkaProducerOptions;
   readonly transport?: OrderEventsOverrides['transport'];
   readonly orders?: OrdersOptionOverrides;
   readonly relay?: OutboxRelayOptions;
@@ -106,7 +109,7 @@ export class AppModule {
             logger,
           }),
         }),
-        MessagingModule.forRoot(),
+        MessagingModule.forRoot(overrides.kafkaProducer ?? {}),
         orders,
         OrderEventsTransportModule.forRoot({
           imports: [DeadLettersModule],

@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { createLogger } from './common/logger.js';
+import { TopicsMissingError } from './messaging/topics.port.js';
 import { SHUTDOWN_DEADLINE_MS, startWorker } from './worker.js';
 
 function readConfig(): AppConfig {
@@ -55,6 +56,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof TopicsMissingError) {
+    for (const line of error.lines()) console.error(`payflow-bridge: ${line}`);
+    process.exit(1);
+  }
   console.error(
     `payflow-bridge failed to start: ${error instanceof Error ? error.message : String(error)}`,
   );

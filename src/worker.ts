@@ -11,6 +11,8 @@ import { AppModule, type WorkerOverrides } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
 import type { AppLogger } from './common/logger.js';
 import { NestPinoLogger } from './common/nest-logger.js';
+import { kafkaClientOptionsFromConfig } from './messaging/kafka.client.js';
+import { checkWorkerTopics } from './messaging/kafka.topics.js';
 import { connectOrderEvents } from './messaging/order-events.wiring.js';
 import { OrderEventsTransport } from './messaging/order-events.transport.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
@@ -36,6 +38,9 @@ export async function startWorker(
   logger: AppLogger,
   overrides: WorkerOverrides = {},
 ): Promise<Worker> {
+  // Topics are never auto-created: refuse to start (TopicsMissingError, naming each one)
+  // before anything connects, rather than consume or publish into nothing.
+  await checkWorkerTopics(kafkaClientOptionsFromConfig(config, logger), config);
   const https =
     config.TLS_CERT_FILE !== undefined && config.TLS_KEY_FILE !== undefined
       ? { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) }

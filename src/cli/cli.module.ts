@@ -17,6 +17,7 @@ import {
   SettlementsPullCommand,
   SettlementsStatusCommand,
 } from './commands/settlements.command.js';
+import { TopicsCommand, TopicsCreateCommand } from './commands/topics.command.js';
 
 export interface CliModuleOptions {
   readonly config: CliConfig;
@@ -45,6 +46,8 @@ export class CliModule {
         SettlementsCommand,
         SettlementsPullCommand,
         SettlementsStatusCommand,
+        TopicsCommand,
+        TopicsCreateCommand,
       ],
     };
   }

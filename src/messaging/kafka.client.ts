@@ -52,7 +52,11 @@ function pinoLogCreator(logger: AppLogger | undefined): logCreator {
           else logger.error(fields, message);
           break;
         case logLevel.WARN:
-          logger.warn(fields, message);
+          // Said on every idempotent producer with finite retries, which we want: a send
+          // must fail in bounded time so the outbox relay can retry it (kafka.producer.ts).
+          if (message.startsWith('Limiting retries for the idempotent producer')) {
+            logger.debug(fields, message);
+          } else logger.warn(fields, message);
           break;
         case logLevel.INFO:
           logger.debug(fields, message);

@@ -2,9 +2,11 @@
  * PartitionConsumer over a kafkajs consumer: eachBatch with manual commits and manual offset
  * resolution, GROUP_JOIN / REBALANCING / CRASH events turned into handler calls.
  *
- * Options that exist for the librdkafka mock cluster in tests (partitionAssigners with a
- * SyncGroup delay, short session time-out, short fetch wait) are ordinary options here; the
- * defaults are meant for real Apache Kafka.
+ * The defaults are for real Apache Kafka: kafkajs' own assignor, a 30 s session, 1 s fetch
+ * wait. Fetch sizes: a partition's first record batch is returned whole even when it is
+ * larger than maxBytesPerPartition / maxBytes (KIP-74, Fetch v3+), so a 5 MB event is
+ * consumed with the 1 MiB / 10 MiB defaults; the limits bound only how much more a fetch
+ * brings along (memory held before the in-flight bound admits it).
  */
 import type { Consumer, IHeaders, KafkaMessage, PartitionAssigner } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
@@ -16,7 +18,7 @@ import type {
 } from './consumer.port.js';
 import type { InboundMessage } from './messaging.ports.js';
 
-/** A kafkajs partition assigner (e.g. the mock-safe one of the tests). */
+/** A kafkajs partition assigner (tests may pass their own). */
 export type KafkaPartitionAssigner = PartitionAssigner;
 
 export interface KafkaConsumerOptions {
@@ -33,8 +35,11 @@ export interface KafkaConsumerOptions {
    * an open fetch, and with every partition paused (draining) kafkajs sleeps this long.
    */
   readonly maxWaitTimeInMs?: number;
+  /** Soft limit per partition and fetch (kafkajs default 1 MiB; see above). */
   readonly maxBytesPerPartition?: number;
-  /** Default: kafkajs round robin. Tests on the mock cluster pass mockSafePartitionAssigner(). */
+  /** Soft limit per fetch response (kafkajs default 10 MiB; see above). */
+  readonly maxBytes?: number;
+  /** Default: kafkajs' own (round robin). */
   readonly partitionAssigners?: readonly KafkaPartitionAssigner[];
   /**
    * Batches handled at once by kafkajs. eachBatch only enqueues (it waits just when the
@@ -61,6 +66,7 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
       ...(options.maxBytesPerPartition === undefined
         ? {}
         : { maxBytesPerPartition: options.maxBytesPerPartition }),
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
       ...(options.partitionAssigners === undefined
         ? {}
         : { partitionAssigners: [...options.partitionAssigners] }),

@@ -1,20 +1,31 @@
 /**
- * MessageProducer over kafkajs: acks from all in-sync replicas (acks = -1), no compression,
- * one request per send() call (messages grouped by topic, order kept within a topic).
+ * MessageProducer over kafkajs, set for a real Apache Kafka cluster:
  *
- * `idempotent` defaults to false because the test cluster (librdkafka's mock) cannot serve
- * InitProducerId from kafkajs (it asks a controller the mock does not have). Turn it on
- * against real Kafka if you want broker-side de-duplication of producer retries. Without
- * it, at most one request is in flight per broker connection, so a retried request cannot
- * overtake a later one and per-key order holds; a retry after a lost acknowledgement can
- * still duplicate a message (consumers dedupe on eventId, CONTRACT §3).
+ * - Idempotent (the default): the broker de-duplicates the producer's own retries by
+ *   producer id and sequence number, so a retried request cannot write a message twice
+ *   within one producer session, and per-partition order holds with up to 5 requests in
+ *   flight (kafkajs `maxInFlightRequests` 5, the most idempotence keeps in order).
+ * - acks = all (-1): every in-sync replica has the message before send() resolves.
+ * - No compression; murmur2 partitioner (same key -> partition as the Java client);
+ *   topics are never auto-created (`npx payflow-bridge topics create` makes them).
+ *
+ * What idempotence does not cover: a process that sends and crashes before it records
+ * the send (the outbox relay before marking rows published) sends again from a new
+ * session, so downstream still sees at-least-once and dedupes on eventId (CONTRACT §3).
+ *
+ * `idempotent: false` exists only for librdkafka's mock cluster (the demo), which cannot
+ * serve InitProducerId to kafkajs; without it at most one request is in flight, so a
+ * retried request still cannot overtake a later one.
  */
 import { CompressionTypes, Partitioners, type Message, type Producer } from 'kafkajs';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
 
 export interface KafkaProducerOptions {
-  /** Broker-side de-duplication (needs InitProducerId, which the mock cluster lacks). */
+  /**
+   * Broker-side de-duplication of retries, order kept with 5 requests in flight. Default
+   * true; false only for librdkafka's mock cluster (no InitProducerId for kafkajs).
+   */
   readonly idempotent?: boolean;
   /** Time-out for the replicas' acknowledgement. */
   readonly ackTimeoutMs?: number;
@@ -25,7 +36,7 @@ export class KafkaMessageProducer implements MessageProducer {
   private readonly ackTimeoutMs: number;
 
   constructor(client: KafkaClientOptions, options: KafkaProducerOptions = {}) {
-    const idempotent = options.idempotent ?? false;
+    const idempotent = options.idempotent ?? true;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 30_000;
     this.producer = createKafkaClient(client).producer({
       idempotent,

@@ -1,0 +1,112 @@
+/** TopicAdmin (topics.port.ts) over a kafkajs admin client. */
+import type { Admin } from 'kafkajs';
+import { AppError } from '../common/app-error.js';
+import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
+import {
+  assertTopicsExist,
+  requiredTopics,
+  type TopicAdmin,
+  type TopicDescription,
+  type TopicSpec,
+  type TopicsConfig,
+} from './topics.port.js';
+
+/** A Kafka admin request failed; the message carries the broker's own words. */
+export class TopicAdminError extends AppError {
+  readonly code = 'kafka.topic_admin_failed';
+  readonly transient = false;
+
+  constructor(what: string, cause: unknown) {
+    super(`${what}: ${kafkaErrorText(cause)}`, { cause });
+  }
+}
+
+/** kafkajs puts the brokers' reasons of a failed createTopics into `errors`. */
+function kafkaErrorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const inner: unknown = Reflect.get(error, 'errors');
+  if (Array.isArray(inner) && inner.length > 0) {
+    return inner.map((item) => (item instanceof Error ? item.message : String(item))).join('; ');
+  }
+  return error.message;
+}
+
+export class KafkaTopicAdmin implements TopicAdmin {
+  private connected: Promise<void> | undefined;
+
+  constructor(private readonly admin: Admin) {}
+
+  private connect(): Promise<void> {
+    this.connected ??= this.admin.connect();
+    return this.connected;
+  }
+
+  async describe(names: readonly string[]): Promise<readonly TopicDescription[]> {
+    await this.connect();
+    const all = new Set(await this.admin.listTopics());
+    const existing = names.filter((name) => all.has(name));
+    if (existing.length === 0) return [];
+    const { topics } = await this.admin.fetchTopicMetadata({ topics: existing });
+    return topics.map((topic) => ({
+      name: topic.name,
+      partitions: topic.partitions.length,
+      replicationFactor: Math.max(0, ...topic.partitions.map((p) => p.replicas.length)),
+    }));
+  }
+
+  async brokerCount(): Promise<number> {
+    await this.connect();
+    return (await this.admin.describeCluster()).brokers.length;
+  }
+
+  async create(specs: readonly TopicSpec[]): Promise<ReadonlyMap<string, boolean>> {
+    await this.connect();
+    const created = new Map<string, boolean>();
+    // One request per topic: kafkajs answers false for a whole request as soon as one of
+    // its topics already existed, which would hide what the others did.
+    for (const spec of specs) {
+      const result = await this.admin
+        .createTopics({
+          topics: [
+            {
+              topic: spec.name,
+              numPartitions: spec.partitions,
+              replicationFactor: spec.replicationFactor,
+              configEntries: Object.entries(spec.config).map(([name, value]) => ({ name, value })),
+            },
+          ],
+          waitForLeaders: true,
+        })
+        .catch((error: unknown) => {
+          throw new TopicAdminError(`could not create topic ${spec.name}`, error);
+        });
+      created.set(spec.name, result);
+    }
+    return created;
+  }
+
+  async close(): Promise<void> {
+    if (this.connected === undefined) return;
+    await this.admin.disconnect();
+  }
+}
+
+export function createKafkaTopicAdmin(client: KafkaClientOptions): TopicAdmin {
+  return new KafkaTopicAdmin(createKafkaClient(client).admin());
+}
+
+/**
+ * The worker's start-up check: rejects with TopicsMissingError (code `kafka.topics_missing`)
+ * naming every topic of the configuration that does not exist.
+ */
+export async function checkWorkerTopics(
+  client: KafkaClientOptions,
+  config: TopicsConfig,
+): Promise<void> {
+  const admin = createKafkaTopicAdmin(client);
+  try {
+    await assertTopicsExist(admin, requiredTopics(config));
+  } finally {
+    await admin.close().catch(() => undefined);
+  }
+}
