@@ -9,7 +9,7 @@ import { TransactionBatcher } from '../database/transaction-batcher.js';
 import { buildDeadLetterMessage } from '../messaging/dead-letter-headers.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
-import type { DeadLetter, DeadLetterSink } from './dead-letter.sink.js';
+import type { DeadLetter, DeadLetterOutcome, DeadLetterSink } from './dead-letter.sink.js';
 
 export const DEAD_LETTER_TOPIC = Symbol('DEAD_LETTER_TOPIC');
 
@@ -22,11 +22,11 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
     @Inject(DEAD_LETTER_TOPIC) private readonly topic: string,
   ) {}
 
-  deadLetter(letter: DeadLetter): Promise<void> {
+  deadLetter(letter: DeadLetter): Promise<DeadLetterOutcome> {
     const message = buildDeadLetterMessage(letter, this.topic);
     const headers = message.headers ?? {};
-    return this.batcher.run(async (tx) => {
-      if (!(await this.repository.insert(tx, letter, headers))) return;
+    return this.batcher.run(async (tx): Promise<DeadLetterOutcome> => {
+      if (!(await this.repository.insert(tx, letter, headers))) return 'already_stored';
       // Written with the other outbox rows of the batch, before its COMMIT.
       tx.defer(this.outbox, [message], (sql, messages) => this.outbox.add(sql, messages));
       if (letter.orderId !== null) {
@@ -37,6 +37,7 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
           `${letter.reason}: event ${letter.eventId ?? '(unknown id)'} at ${origin.topic}/${origin.partition}/${origin.offset}`,
         );
       }
+      return 'stored';
     });
   }
 }

@@ -219,4 +219,28 @@ describe('MessageProcessor', () => {
     setTimeout(() => aborted.abort(), 20);
     await expect(sinkPending).resolves.toBe('abandoned');
   });
+
+  it('counts a dead letter the sink had already stored (a redelivery) only once', async () => {
+    const metrics = new InMemoryOrderEventsMetrics();
+    const stored = new Set<string>();
+    const sink: DeadLetterSink = {
+      deadLetter: ({ message: m }) => {
+        const where = `${m.topic}/${m.partition}/${m.offset}`;
+        if (stored.has(where)) return Promise.resolve('already_stored');
+        stored.add(where);
+        return Promise.resolve('stored');
+      },
+    };
+    const processor = new MessageProcessor({
+      dispatch: () => Promise.reject(new BlockedByEarlierFailureError('blocked')),
+      deadLetterSink: sink,
+      retry: { maxAttempts: 3, maxDurationMs: 60_000, baseDelayMs: 1, maxDelayMs: 2 },
+      logger: silentLogger(),
+      metrics,
+    });
+    const value = JSON.stringify(envelope());
+    await expect(processor.process(message(value), never)).resolves.toBe('dead_lettered');
+    await expect(processor.process(message(value), never)).resolves.toBe('dead_lettered');
+    expect(metrics.deadLetters.get('blocked_by_earlier_failure')).toBe(1);
+  });
 });

@@ -154,7 +154,13 @@ export class MessageProcessor {
     };
     for (let sinkAttempt = 1; ; sinkAttempt++) {
       try {
-        await this.options.deadLetterSink.deadLetter(letter);
+        const outcome = await this.options.deadLetterSink.deadLetter(letter);
+        if (outcome === 'already_stored') {
+          // Delivered again (a crash or rebalance before the commit): counted and logged
+          // when it was stored; the offset is done all the same.
+          this.options.logger.debug(about, 'order event already dead-lettered; not counted again');
+          return 'dead_lettered';
+        }
         this.options.metrics.deadLettered(reason);
         this.options.logger.warn({ ...about, error }, 'order event dead-lettered');
         return 'dead_lettered';

@@ -16,7 +16,7 @@ export interface OrderEventsMetrics {
   partitionLag(topic: string, partition: number, lag: number): void;
   /** Counter: one message finished (or was given up at shutdown). */
   processed(outcome: ProcessOutcome): void;
-  /** Counter: one dead letter handed to the sink successfully. */
+  /** Counter: one dead letter stored by the sink (a redelivery of a stored one is not counted). */
   deadLettered(reason: DeadLetterReason): void;
   /** Counter: one retry scheduled. */
   retried(cause: RetryCause): void;
