@@ -28,6 +28,24 @@ describe('loadConfig', () => {
     expect(config.WEBHOOK_PUBLIC_BASE_URL).toBe('https://bridge.example.com');
   });
 
+  it('bounds the bytes in flight: 32 MiB by default, sizes with binary units', () => {
+    expect(loadConfig(required).MAX_IN_FLIGHT_BYTES).toBe(32 * 1024 * 1024);
+    expect(loadConfig({ ...required, MAX_IN_FLIGHT_BYTES: '8MiB' }).MAX_IN_FLIGHT_BYTES).toBe(
+      8 * 1024 * 1024,
+    );
+    expect(loadConfig({ ...required, MAX_IN_FLIGHT_BYTES: '512KiB' }).MAX_IN_FLIGHT_BYTES).toBe(
+      512 * 1024,
+    );
+    expect(loadConfig({ ...required, MAX_IN_FLIGHT_BYTES: '1000000' }).MAX_IN_FLIGHT_BYTES).toBe(
+      1_000_000,
+    );
+    for (const bad of ['0', '-1', '32MB', 'lots', '1.5MiB']) {
+      expect(() => loadConfig({ ...required, MAX_IN_FLIGHT_BYTES: bad })).toThrow(
+        'Invalid configuration: MAX_IN_FLIGHT_BYTES must be a positive size in bytes, or with KiB, MiB or GiB (e.g. 32MiB)',
+      );
+    }
+  });
+
   it('names the missing variable in one line', () => {
     const { PAYFLOW_CLIENT_ID: _omitted, ...rest } = required;
     expect(() => loadConfig(rest)).toThrow('Invalid configuration: PAYFLOW_CLIENT_ID is required');

@@ -34,6 +34,35 @@ const duration = z.string().transform((value, ctx) => {
   return Number(match[1]) * factor;
 });
 
+/** Sizes are bytes, or a number with a binary unit: 512KiB, 32MiB, 1GiB. */
+const byteSize = z.string().transform((value, ctx) => {
+  const match = /^(\d+)\s*(B|KiB|MiB|GiB)?$/.exec(value.trim());
+  if (!match || Number(match[1]) === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be a positive size in bytes, or with KiB, MiB or GiB (e.g. 32MiB)',
+    });
+    return z.NEVER;
+  }
+  const factor = { B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[match[2] ?? 'B'] ?? 1;
+  return Number(match[1]) * factor;
+});
+
+/**
+ * Default bound on the bytes of order events held at once (MAX_IN_FLIGHT_BYTES), sized for
+ * the image's 192 MB V8 heap (--max-old-space-size=192). Ordinary events are a few KiB, so
+ * MAX_IN_FLIGHT (256) binds long before this does; it is there for bursts of
+ * `order.document_attached`, whose base64 documents make events of megabytes. A held event
+ * costs its raw bytes (a Buffer, outside the heap but in the container's memory) and, while
+ * its handler runs, about twice that on the heap (the parsed JSON string, the request body
+ * sent to Payflow). 32 MiB held is then at most ~64 MiB of heap for events, a third of
+ * 192 MB, leaving the rest for the fetch buffer (kafkajs maxBytes 10 MiB), the outbox, the
+ * webhook receiver and Nest itself; and it still admits six 5 MB documents at once, so one
+ * large upload does not stall the orders behind it. An event larger than the bound is
+ * still taken when nothing else is held.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+
 export const envSchema = z.object({
   NODE_ENV: z.string().default('production'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -66,6 +95,8 @@ export const envSchema = z.object({
   TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
   TOPIC_SETTLEMENTS: z.string().min(1).default('payflow.settlements.v1'),
   MAX_IN_FLIGHT: positiveInt.default(256),
+  /** Bytes of order events held at once, beside MAX_IN_FLIGHT (see DEFAULT_MAX_IN_FLIGHT_BYTES). */
+  MAX_IN_FLIGHT_BYTES: byteSize.default(DEFAULT_MAX_IN_FLIGHT_BYTES),
   /** key: different orders of a partition in parallel; partition: one event per partition at a time. */
   ORDER_SEQUENCING: z
     .enum(['key', 'partition'], { message: 'must be key or partition' })

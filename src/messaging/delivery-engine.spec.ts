@@ -6,7 +6,7 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from './consumer.port.js';
-import { DeliveryEngine } from './delivery-engine.js';
+import { DeliveryEngine, messageBytes } from './delivery-engine.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { InMemoryOrderEventsMetrics, type ProcessOutcome } from './transport.metrics.js';
 
@@ -40,6 +40,7 @@ class FakeConsumer implements PartitionConsumer {
     partition: number,
     offsets: readonly number[],
     key: (offset: number) => string | null,
+    value: (offset: number) => Buffer = () => Buffer.from('{}'),
   ): Promise<void> {
     if (this.handlers === undefined) throw new Error('not running');
     return this.handlers.onBatch(
@@ -47,7 +48,7 @@ class FakeConsumer implements PartitionConsumer {
         topic: TOPIC,
         partition,
         highWatermark: String((offsets[offsets.length - 1] ?? 0) + 1),
-        messages: offsets.map((offset) => message(partition, offset, key(offset))),
+        messages: offsets.map((offset) => message(partition, offset, key(offset), value(offset))),
       },
       {
         resolveOffset: (offset) => {
@@ -83,13 +84,18 @@ class FakeConsumer implements PartitionConsumer {
   }
 }
 
-function message(partition: number, offset: number, key: string | null): InboundMessage {
+function message(
+  partition: number,
+  offset: number,
+  key: string | null,
+  value: Buffer = Buffer.from('{}'),
+): InboundMessage {
   return {
     topic: TOPIC,
     partition,
     offset: String(offset),
     key: key === null ? null : Buffer.from(key),
-    value: Buffer.from('{}'),
+    value,
     headers: {},
     timestamp: '0',
   };
@@ -120,6 +126,7 @@ async function setup(
   maxInFlight: number,
   partitions: readonly number[] = [0],
   sequencing: 'key' | 'partition' = 'key',
+  maxInFlightBytes?: number,
 ) {
   const consumer = new FakeConsumer(partitions);
   const processor = new ManualProcessor();
@@ -129,6 +136,7 @@ async function setup(
     topic: TOPIC,
     process: processor.process,
     maxInFlight,
+    ...(maxInFlightBytes === undefined ? {} : { maxInFlightBytes }),
     sequencing,
     commitIntervalMs: 60_000,
     commitEveryCompletions: 1,
@@ -192,6 +200,123 @@ describe('DeliveryEngine', () => {
     expect(consumer.resolved.get(0)).toBe('5');
     expect(engine.stats()).toMatchObject({ waitsForRoom: 2, held: 4 });
     expect(consumer.heartbeats).toBeGreaterThanOrEqual(2);
+  });
+
+  describe('byte bound (MAX_IN_FLIGHT_BYTES)', () => {
+    const KIB = 1024;
+    /** Values of `kib` KiB; keys of 2 bytes (k0..k9): a message costs kib KiB + 2 bytes. */
+    const sized =
+      (kib: (offset: number) => number) =>
+      (offset: number): Buffer =>
+        Buffer.alloc(kib(offset) * KIB - 2, 0x61);
+
+    it('counts the bytes of every held message, and gives them back', async () => {
+      const { consumer, processor, engine, metrics } = await setup(100, [0], 'key', 100 * KIB);
+      await consumer.deliver(
+        0,
+        [0, 1, 2],
+        (o) => `k${o}`,
+        sized(() => 10),
+      );
+      expect(engine.stats()).toMatchObject({ held: 3, heldBytes: 30 * KIB });
+      expect(metrics.heldBytesNow).toBe(30 * KIB);
+      processor.finish(1);
+      await tick();
+      expect(engine.stats()).toMatchObject({ held: 2, heldBytes: 20 * KIB });
+      processor.finish(0);
+      processor.finish(2);
+      await tick();
+      expect(engine.stats()).toMatchObject({ held: 0, heldBytes: 0, peakHeldBytes: 30 * KIB });
+      expect(metrics.maxHeldBytes).toBe(30 * KIB);
+    });
+
+    it('costs a message its key, value and headers', () => {
+      expect(
+        messageBytes({
+          ...message(0, 0, 'abc', Buffer.alloc(100)),
+          headers: { traceparent: 'x'.repeat(55) },
+        }),
+      ).toBe(3 + 100 + 'traceparent'.length + 55);
+      expect(messageBytes({ ...message(0, 0, null), value: null })).toBe(0);
+    });
+
+    it('waits for room when the next message would pass the bound, whatever the count', async () => {
+      const { consumer, processor, engine } = await setup(100, [0], 'key', 25 * KIB);
+      const delivering = consumer.deliver(
+        0,
+        [0, 1, 2, 3],
+        (o) => `k${o}`,
+        sized(() => 10),
+      );
+      await tick();
+      // 10 + 10 fit, a third 10 would make 30 > 25.
+      expect(processor.offsets()).toEqual([0, 1]);
+      expect(consumer.resolved.get(0)).toBe('1');
+      processor.finish(0);
+      await tick();
+      await tick();
+      expect(processor.offsets()).toEqual([0, 1, 2]);
+      processor.finish(1);
+      processor.finish(2);
+      await delivering;
+      expect(processor.offsets()).toEqual([0, 1, 2, 3]);
+      expect(engine.stats().peakHeldBytes).toBeLessThanOrEqual(25 * KIB);
+      expect(engine.stats().waitsForRoom).toBe(2);
+    });
+
+    it('admits one message larger than the bound when nothing else is held', async () => {
+      const { consumer, processor, engine } = await setup(100, [0], 'key', 8 * KIB);
+      const sizes = [4, 40, 4, 4];
+      const delivering = consumer.deliver(
+        0,
+        [0, 1, 2, 3],
+        (o) => `k${o}`,
+        sized((o) => sizes[o] ?? 0),
+      );
+      await tick();
+      // The 40 KiB message waits until the 4 KiB one before it is done...
+      expect(processor.offsets()).toEqual([0]);
+      processor.finish(0);
+      await tick();
+      await tick();
+      // ...then runs alone: nothing else may join it.
+      expect(processor.offsets()).toEqual([0, 1]);
+      expect(engine.stats()).toMatchObject({ held: 1, heldBytes: 40 * KIB });
+      processor.finish(1);
+      await tick();
+      await tick();
+      processor.finish(2);
+      processor.finish(3);
+      await delivering;
+      expect(processor.offsets()).toEqual([0, 1, 2, 3]);
+      expect(engine.stats()).toMatchObject({ heldBytes: 0, peakHeldBytes: 40 * KIB });
+    });
+
+    it('gives back the bytes of queued work dropped on revocation and at stop', async () => {
+      const { consumer, processor, engine } = await setup(100, [0, 1], 'key', 1_000 * KIB);
+      await consumer.deliver(
+        0,
+        [0, 1, 2],
+        () => 'kk',
+        sized(() => 10),
+      );
+      await consumer.deliver(
+        1,
+        [0, 1],
+        () => 'kk',
+        sized(() => 20),
+      );
+      expect(engine.stats()).toMatchObject({ held: 5, heldBytes: 70 * KIB });
+      consumer.assign([1]); // partition 0 revoked: its two queued messages are dropped
+      expect(engine.stats()).toMatchObject({ held: 3, heldBytes: 50 * KIB });
+      const stopping = engine.stop({ drainTimeoutMs: 1_000, commitTimeoutMs: 100 });
+      await tick();
+      expect(engine.stats()).toMatchObject({ held: 2, heldBytes: 30 * KIB });
+      processor.finish(0, 0);
+      processor.finish(0, 1);
+      await stopping;
+      expect(engine.stats()).toMatchObject({ held: 0, heldBytes: 0 });
+    });
   });
 
   it('passes a failing heartbeat (rebalance) back to the client', async () => {

@@ -4,8 +4,9 @@
  *
  * - Fetched messages are enqueued per partition and key (KeyScheduler); different keys run
  *   in parallel, one key strictly in order; a keyless message is a partition barrier.
- * - At most `maxInFlight` messages are held (queued + running, incl. back-off waits). When
- *   full, onBatch waits for room (heartbeating, so the member stays in the group) and the
+ * - At most `maxInFlight` messages and `maxInFlightBytes` bytes are held (queued + running,
+ *   incl. back-off waits); a message larger than the byte bound is still taken when nothing
+ *   else is held, so it cannot wait forever. When full, onBatch waits for room (heartbeating, so the member stays in the group) and the
  *   client fetches nothing meanwhile. (Pausing every partition instead would make kafkajs
  *   sleep a whole fetch wait before it looks again, which caps the throughput.) Fetching
  *   is paused only when draining.
@@ -49,6 +50,11 @@ export interface DeliveryEngineOptions {
   readonly topic: string;
   readonly process: (message: InboundMessage, signal: AbortSignal) => Promise<ProcessOutcome>;
   readonly maxInFlight: number;
+  /**
+   * Bytes (key + value + headers) held at once, beside `maxInFlight`. Default: no bound
+   * beyond the message count.
+   */
+  readonly maxInFlightBytes?: number;
   /** Default `key`. */
   readonly sequencing?: OrderSequencing;
   readonly commitIntervalMs: number;
@@ -84,7 +90,11 @@ export interface EngineStats {
   readonly queued: number;
   readonly running: number;
   readonly held: number;
-  /** Times a batch had to wait for room (the in-flight limit was reached). */
+  /** Bytes of the messages held now. */
+  readonly heldBytes: number;
+  /** Most bytes held at any moment since the start. */
+  readonly peakHeldBytes: number;
+  /** Times a batch had to wait for room (an in-flight limit was reached). */
   readonly waitsForRoom: number;
   readonly commits: number;
   readonly duplicatesSkipped: number;
@@ -93,6 +103,8 @@ export interface EngineStats {
 interface Work {
   readonly message: InboundMessage;
   readonly offset: bigint;
+  /** What it counts against maxInFlightBytes. */
+  readonly bytes: number;
   readonly partitionKey: string;
   /** The tracker of the assignment it was fetched in; replaced when the partition is revoked. */
   readonly tracker: PartitionOffsetTracker;
@@ -110,6 +122,9 @@ export class DeliveryEngine {
   private readonly highWatermarks = new Map<string, bigint>();
   private assigned = new Map<string, TopicPartition>();
   private held = 0;
+  private heldBytes = 0;
+  private peakHeldBytes = 0;
+  private readonly maxInFlightBytes: number;
   private draining = false;
   private roomWaiters: (() => void)[] = [];
   private readonly abort = new AbortController();
@@ -124,6 +139,10 @@ export class DeliveryEngine {
   constructor(private readonly options: DeliveryEngineOptions) {
     if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) {
       throw new Error(`maxInFlight must be a positive integer, got ${options.maxInFlight}`);
+    }
+    this.maxInFlightBytes = options.maxInFlightBytes ?? Number.POSITIVE_INFINITY;
+    if (!(this.maxInFlightBytes > 0)) {
+      throw new Error(`maxInFlightBytes must be positive, got ${options.maxInFlightBytes}`);
     }
   }
 
@@ -148,6 +167,8 @@ export class DeliveryEngine {
       queued: this.scheduler.queued,
       running: this.scheduler.running,
       held: this.held,
+      heldBytes: this.heldBytes,
+      peakHeldBytes: this.peakHeldBytes,
       ...this.counters,
     };
   }
@@ -163,8 +184,7 @@ export class DeliveryEngine {
     this.abort.abort();
     this.pauseAll();
     this.wakeRoomWaiters();
-    const abandoned = this.scheduler.dropAllQueued().length;
-    this.held -= abandoned;
+    const abandoned = this.release(this.scheduler.dropAllQueued());
     this.reportGauges();
     log.info(
       { running: this.scheduler.running, abandoned },
@@ -249,15 +269,18 @@ export class DeliveryEngine {
         control.resolveOffset(message.offset);
         continue;
       }
-      if (this.held >= this.options.maxInFlight) {
+      const bytes = messageBytes(message);
+      if (!this.hasRoomFor(bytes)) {
         // Rejects only when the heartbeat does (rebalance): the client handles that.
-        if (!(await this.waitForRoom(key, control))) return;
+        if (!(await this.waitForRoom(key, bytes, control))) return;
         // Revoked and assigned again while waiting: the client fetches it anew.
         if (this.trackers.get(key) !== tracker) return;
       }
       tracker.add(offset);
       this.held++;
-      const work: Work = { message, offset, partitionKey: key, tracker };
+      this.heldBytes += bytes;
+      if (this.heldBytes > this.peakHeldBytes) this.peakHeldBytes = this.heldBytes;
+      const work: Work = { message, offset, bytes, partitionKey: key, tracker };
       const lane = this.laneOf(message);
       const { ticket, start } = this.scheduler.enqueue(key, lane, work);
       work.ticket = ticket;
@@ -274,15 +297,36 @@ export class DeliveryEngine {
   }
 
   /**
-   * Waits until fewer than maxInFlight messages are held, heartbeating meanwhile. False when
+   * Whether a message of `bytes` may be held now: below both bounds, or nothing held at all
+   * (a message larger than maxInFlightBytes alone is taken, or it would wait forever).
+   */
+  private hasRoomFor(bytes: number): boolean {
+    if (this.held === 0) return true;
+    return this.held < this.options.maxInFlight && this.heldBytes + bytes <= this.maxInFlightBytes;
+  }
+
+  /** Forgets dropped queued work (it is fetched again later); returns how many. */
+  private release(dropped: readonly Work[]): number {
+    for (const work of dropped) {
+      this.held--;
+      this.heldBytes -= work.bytes;
+    }
+    return dropped.length;
+  }
+
+  /**
+   * Waits until a message of `bytes` fits (hasRoomFor), heartbeating meanwhile. False when
    * the batch should be left (draining, or its partition was revoked).
    */
-  private async waitForRoom(key: string, control: BatchControl): Promise<boolean> {
+  private async waitForRoom(key: string, bytes: number, control: BatchControl): Promise<boolean> {
     this.counters.waitsForRoom++;
     this.options.metrics.fetchPaused();
-    this.options.logger.debug({ held: this.held }, 'order events: in-flight limit reached');
+    this.options.logger.debug(
+      { held: this.held, heldBytes: this.heldBytes, bytes },
+      'order events: in-flight limit reached',
+    );
     this.reportGauges();
-    while (this.held >= this.options.maxInFlight) {
+    while (!this.hasRoomFor(bytes)) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, HEARTBEAT_WHILE_WAITING_MS);
         this.roomWaiters.push(() => {
@@ -337,6 +381,7 @@ export class DeliveryEngine {
       if (work.tracker.complete(work.offset)) this.completionsSinceCommit++;
     }
     this.held--;
+    this.heldBytes -= work.bytes;
     let start: Work[] = [];
     if (work.ticket !== undefined) {
       try {
@@ -348,7 +393,8 @@ export class DeliveryEngine {
     for (const next of start) this.run(next);
     this.reportGauges();
     if (this.completionsSinceCommit >= this.options.commitEveryCompletions) this.commitSoon();
-    if (this.held < this.options.maxInFlight) this.wakeRoomWaiters();
+    // A waiting batch checks for itself whether its next message fits now.
+    if (this.roomWaiters.length > 0) this.wakeRoomWaiters();
     if (this.scheduler.running === 0) {
       for (const wake of this.idleWaiters.splice(0)) wake();
     }
@@ -374,12 +420,11 @@ export class DeliveryEngine {
     for (const [key, tp] of this.assigned) {
       if (next.has(key)) continue;
       revoked.push(tp);
-      dropped += this.scheduler.dropQueued(key).length;
+      dropped += this.release(this.scheduler.dropQueued(key));
       this.trackers.delete(key);
       this.highWatermarks.delete(key);
     }
     const added = [...next].filter(([key]) => !this.assigned.has(key)).map(([, tp]) => tp);
-    this.held -= dropped;
     this.assigned = next;
     // The client starts over from the committed offsets: commit again what is done.
     for (const tracker of this.trackers.values()) tracker.committed = undefined;
@@ -497,6 +542,7 @@ export class DeliveryEngine {
   private reportGauges(): void {
     this.options.metrics.queued(this.scheduler.queued);
     this.options.metrics.inFlight(this.scheduler.running);
+    this.options.metrics.heldBytes(this.heldBytes);
   }
 
   private safely(what: string, action: () => void): void {
@@ -506,6 +552,15 @@ export class DeliveryEngine {
       this.options.logger.warn({ error: describeFailure(error) }, `order events: ${what} failed`);
     }
   }
+}
+
+/** What a held message costs in memory: its key, value and headers (as text). */
+export function messageBytes(message: InboundMessage): number {
+  let bytes = (message.key?.length ?? 0) + (message.value?.length ?? 0);
+  for (const [name, value] of Object.entries(message.headers)) {
+    bytes += name.length + value.length;
+  }
+  return bytes;
 }
 
 function partitionsOf(tps: readonly TopicPartition[]): number[] {

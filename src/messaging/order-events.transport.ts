@@ -42,6 +42,8 @@ export interface OrderEventsTransportOptions {
   readonly logger: AppLogger;
   /** MAX_IN_FLIGHT: messages held at once (queued + running). Default 256. */
   readonly maxInFlight?: number;
+  /** MAX_IN_FLIGHT_BYTES: bytes of the messages held at once. Default: no byte bound. */
+  readonly maxInFlightBytes?: number;
   /**
    * ORDER_SEQUENCING: `key` (default) runs different keys of a partition in parallel;
    * `partition` runs one message per partition at a time (safe but slow).
@@ -135,6 +137,9 @@ export class OrderEventsTransport
       topic: options.topic,
       process: (message, signal) => processor.process(message, signal),
       maxInFlight: options.maxInFlight ?? 256,
+      ...(options.maxInFlightBytes === undefined
+        ? {}
+        : { maxInFlightBytes: options.maxInFlightBytes }),
       sequencing: options.sequencing ?? 'key',
       commitIntervalMs: options.commitIntervalMs ?? 200,
       commitEveryCompletions: options.commitEveryCompletions ?? 500,

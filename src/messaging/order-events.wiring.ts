@@ -74,6 +74,7 @@ export type OrderEventsConfig = Pick<
   | 'KAFKA_FETCH_MAX_WAIT'
   | 'TOPIC_ORDERS'
   | 'MAX_IN_FLIGHT'
+  | 'MAX_IN_FLIGHT_BYTES'
   | 'ORDER_SEQUENCING'
   | 'RETRY_MAX_ATTEMPTS'
   | 'RETRY_MAX_DURATION'
@@ -112,6 +113,7 @@ export function createOrderEventsTransport(
     deadLetterSink: deps.deadLetterSink,
     logger: deps.logger,
     maxInFlight: config.MAX_IN_FLIGHT,
+    maxInFlightBytes: config.MAX_IN_FLIGHT_BYTES,
     sequencing: config.ORDER_SEQUENCING,
     retry: { maxAttempts: config.RETRY_MAX_ATTEMPTS, maxDurationMs: config.RETRY_MAX_DURATION },
     ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),

@@ -12,6 +12,8 @@ export interface OrderEventsMetrics {
   inFlight(count: number): void;
   /** Gauge: messages accepted from Kafka and waiting for their key's turn. */
   queued(count: number): void;
+  /** Gauge: bytes (key, value, headers) of the messages held: queued + in flight. */
+  heldBytes(bytes: number): void;
   /** Gauge: high watermark minus the commit watermark of one partition. */
   partitionLag(topic: string, partition: number, lag: number): void;
   /** Counter: one message finished (or was given up at shutdown). */
@@ -20,13 +22,14 @@ export interface OrderEventsMetrics {
   deadLettered(reason: DeadLetterReason): void;
   /** Counter: one retry scheduled. */
   retried(cause: RetryCause): void;
-  /** Counter: fetching paused because MAX_IN_FLIGHT was reached. */
+  /** Counter: fetching paused because MAX_IN_FLIGHT or MAX_IN_FLIGHT_BYTES was reached. */
   fetchPaused(): void;
 }
 
 export const NO_METRICS: OrderEventsMetrics = {
   inFlight: () => undefined,
   queued: () => undefined,
+  heldBytes: () => undefined,
   partitionLag: () => undefined,
   processed: () => undefined,
   deadLettered: () => undefined,
@@ -40,6 +43,8 @@ export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
   maxInFlight = 0;
   queuedNow = 0;
   maxQueuedPlusInFlight = 0;
+  heldBytesNow = 0;
+  maxHeldBytes = 0;
   readonly lag = new Map<string, number>();
   readonly outcomes: Record<ProcessOutcome, number> = {
     succeeded: 0,
@@ -62,6 +67,10 @@ export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
   queued(count: number): void {
     this.queuedNow = count;
     this.maxQueuedPlusInFlight = Math.max(this.maxQueuedPlusInFlight, count + this.inFlightNow);
+  }
+  heldBytes(bytes: number): void {
+    this.heldBytesNow = bytes;
+    this.maxHeldBytes = Math.max(this.maxHeldBytes, bytes);
   }
   partitionLag(topic: string, partition: number, lag: number): void {
     this.lag.set(`${topic}/${partition}`, lag);

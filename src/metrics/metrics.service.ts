@@ -30,6 +30,11 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics, S
     help: 'Order events accepted from Kafka and waiting for their order’s turn',
     registers: [this.registry],
   });
+  private readonly heldBytesGauge = new Gauge({
+    name: 'payflow_bridge_order_events_held_bytes',
+    help: 'Bytes of the order events held (queued + in flight), bounded by MAX_IN_FLIGHT_BYTES',
+    registers: [this.registry],
+  });
   private readonly lagGauge = new Gauge({
     name: 'payflow_bridge_order_events_partition_lag',
     help: 'High watermark minus committed position, per partition',
@@ -56,7 +61,7 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics, S
   });
   private readonly pauseCounter = new Counter({
     name: 'payflow_bridge_order_events_fetch_paused_total',
-    help: 'Times fetching waited because MAX_IN_FLIGHT was reached',
+    help: 'Times fetching waited because MAX_IN_FLIGHT or MAX_IN_FLIGHT_BYTES was reached',
     registers: [this.registry],
   });
   private readonly publishedCounter = new Counter({
@@ -149,6 +154,9 @@ export class MetricsService implements OrderEventsMetrics, OutboxRelayMetrics, S
   }
   retried(cause: RetryCause): void {
     this.retryCounter.inc({ cause });
+  }
+  heldBytes(bytes: number): void {
+    this.heldBytesGauge.set(bytes);
   }
   fetchPaused(): void {
     this.pauseCounter.inc();
