@@ -3,6 +3,7 @@
  * the spec and of docs/assumptions.md. Framework-free: routes hand it validated bodies;
  * it throws ApiError for answers other than 200.
  */
+import { createHash } from 'node:crypto';
 import { isCurrency, sumMinor } from '../common/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
@@ -341,7 +342,8 @@ export class PaymentsService {
         { loc: loc('contentBase64'), msg: 'is not valid base64', type: 'value_error.base64' },
       ]);
     }
-    const size = Buffer.byteLength(content, 'base64');
+    const bytes = Buffer.from(content, 'base64');
+    const size = bytes.length;
     if (size > MAX_DOCUMENT_BYTES) {
       throw businessError(
         loc('contentBase64'),
@@ -355,6 +357,7 @@ export class PaymentsService {
       fileName: body.fileName,
       contentType: body.contentType,
       size,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
       uploadedAt: now,
     };
     payment.documents.set(document.id, document);

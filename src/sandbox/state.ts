@@ -91,6 +91,8 @@ export interface PaymentDocument {
   fileName: string;
   contentType: string;
   size: number;
+  /** SHA-256 (hex) of the decoded content, so tests can check it arrived whole. */
+  sha256: string;
   uploadedAt: number;
 }
 

@@ -97,6 +97,10 @@ export function sandboxPaymentView(payment: Payment) {
     body: payment.body,
     installments: installmentRecords(payment),
     refunds: payment.refunds.map((refund) => refundRecord(refund, payment.currency)),
-    documents: [...payment.documents.values()].map(documentRecord),
+    // The control API also says what arrived (Payflow's own answers do not).
+    documents: [...payment.documents.values()].map((document) => ({
+      ...documentRecord(document),
+      sha256: document.sha256,
+    })),
   };
 }
