@@ -1,11 +1,16 @@
 /**
  * The operator CLI as operators run it: compiled (`tsc -p tsconfig.build.json`, what
  * `npm run build` does) and started as `node bin/payflow-bridge.js …` against a test
- * database and the Kafka mock cluster, with no Payflow or webhook variables set.
+ * database and real Kafka (a topic of this file), with no Payflow or webhook variables set.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
+import {
+  createTopics,
+  deleteTopics,
+  testKafkaCluster,
+  topicNamesFor,
+} from '../support/kafka-test-bed.js';
 import {
   TopicCollector,
   openDatabase,
@@ -27,12 +32,12 @@ import {
   type SeededLetter,
 } from './cli-test-kit.js';
 
-const TOPIC = 'cli.orders';
+const { orders: TOPIC } = topicNamesFor('cli', ['orders']);
 
 describe('payflow-bridge CLI (compiled)', () => {
   let testDb: TestDatabase;
   let db: OpenDatabase;
-  let cluster: KafkaMockCluster;
+  const cluster = testKafkaCluster(1);
   let collector: TopicCollector;
 
   const run = (args: string[], env: Record<string, string> = {}): Promise<BinaryResult> =>
@@ -84,13 +89,12 @@ describe('payflow-bridge CLI (compiled)', () => {
   };
 
   beforeAll(async () => {
-    const [database, mock] = await Promise.all([
+    const [database] = await Promise.all([
       createTestDatabase('cli_binary'),
-      KafkaMockCluster.start({ brokers: 3, topics: [{ name: TOPIC, partitions: 4 }] }),
+      createTopics(cluster, [TOPIC], 4),
       buildCli(),
     ]);
     testDb = database;
-    cluster = mock;
     db = await openDatabase(testDb.url, 2);
     collector = await TopicCollector.start(testKafka(cluster.brokers, 'cli-binary-test'), [TOPIC]);
   }, 180_000);
@@ -98,8 +102,8 @@ describe('payflow-bridge CLI (compiled)', () => {
   afterAll(async () => {
     await collector?.stop();
     await db?.close();
-    await cluster?.stop();
     await testDb?.drop();
+    await deleteTopics(cluster, [TOPIC]);
   });
 
   beforeEach(async () => {
@@ -183,7 +187,7 @@ describe('payflow-bridge CLI (compiled)', () => {
     const result = await run(['dlq', 'replay', '--reason', 'rejected_by_payflow', '--dry-run']);
     expect(result.code).toBe(0);
     expect(result.out).toContain(
-      'Dry run, nothing changed. Would replay 2 message(s) of 1 order(s) to cli.orders:',
+      `Dry run, nothing changed. Would replay 2 message(s) of 1 order(s) to ${TOPIC}:`,
     );
     expect(result.out).toContain('order SO-1: 2 message(s), then unblocked');
     expect(result.out).toMatch(/order\.payment_requested\s+rejected_by_payflow/);
@@ -201,7 +205,7 @@ describe('payflow-bridge CLI (compiled)', () => {
     const result = await run(['dlq', 'replay', '--reason', 'rejected_by_payflow']);
     expect(result.code).toBe(0);
     expect(result.out).toBe(
-      'Replayed 2 message(s) of 1 order(s) to cli.orders.\n' +
+      `Replayed 2 message(s) of 1 order(s) to ${TOPIC}.\n` +
         'Reasons: blocked_by_earlier_failure 1, rejected_by_payflow 1\n' +
         'Unblocked: SO-1\n',
     );
@@ -224,7 +228,7 @@ describe('payflow-bridge CLI (compiled)', () => {
     // --order, then --since (which brings nothing older than 15 h: the key-less letter stays).
     const byOrder = await run(['dlq', 'replay', '--order', 'SO-2']);
     expect(byOrder.code).toBe(0);
-    expect(byOrder.out).toContain('Replayed 1 message(s) of 1 order(s) to cli.orders.');
+    expect(byOrder.out).toContain(`Replayed 1 message(s) of 1 order(s) to ${TOPIC}.`);
     expect(await blocked('SO-2')).toBe(false);
     const since = await run(['dlq', 'replay', '--since', '15h']);
     expect(since.code).toBe(0);

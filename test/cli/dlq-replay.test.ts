@@ -1,6 +1,6 @@
 /**
  * The replay use case behind `dlq replay` (DeadLetterReplayService) against real Postgres
- * and the Kafka mock cluster, publishing with the worker's kafkajs producer. The command
+ * and real Kafka (topics of this file), publishing with the worker's kafkajs producer. The command
  * itself (output, exit codes) is exercised compiled, in cli-binary.test.ts.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
@@ -17,7 +17,12 @@ import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { OutboxRelay } from '../../src/outbox/outbox.relay.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
+import {
+  createTopics,
+  deleteTopics,
+  testKafkaCluster,
+  topicNamesFor,
+} from '../support/kafka-test-bed.js';
 import {
   KafkajsTestProducer,
   SwitchableProducer,
@@ -31,12 +36,7 @@ import {
 } from '../outbox/outbox-test-kit.js';
 import { hoursAgo, insertDeadLetter, insertOrder, type SeededLetter } from './cli-test-kit.js';
 
-const TOPICS = {
-  cli: 'replay.cli',
-  filters: 'replay.filters',
-  crash: 'replay.crash',
-  concurrent: 'replay.concurrent',
-};
+const TOPICS = topicNamesFor('replay', ['cli', 'filters', 'crash', 'concurrent']);
 
 interface Seeded {
   readonly a: SeededLetter[];
@@ -53,7 +53,7 @@ interface LetterState {
 describe('dlq replay', () => {
   let testDb: TestDatabase;
   let db: OpenDatabase;
-  let cluster: KafkaMockCluster;
+  const cluster = testKafkaCluster(1);
   let kafka: Kafka;
   let producer: KafkajsTestProducer;
   let collector: TopicCollector;
@@ -149,12 +149,11 @@ describe('dlq replay', () => {
   };
 
   beforeAll(async () => {
-    testDb = await createTestDatabase('dlq_replay');
+    [testDb] = await Promise.all([
+      createTestDatabase('dlq_replay'),
+      createTopics(cluster, Object.values(TOPICS), 4),
+    ]);
     db = await openDatabase(testDb.url);
-    cluster = await KafkaMockCluster.start({
-      brokers: 3,
-      topics: Object.values(TOPICS).map((name) => ({ name, partitions: 4 })),
-    });
     kafka = testKafka(cluster.brokers, 'dlq-replay-test');
     producer = new KafkajsTestProducer(kafka);
     await producer.connect();
@@ -165,8 +164,8 @@ describe('dlq replay', () => {
     await collector?.stop();
     await producer?.disconnect();
     await db?.close();
-    await cluster?.stop();
     await testDb?.drop();
+    await deleteTopics(cluster, Object.values(TOPICS));
   });
 
   beforeEach(async () => {

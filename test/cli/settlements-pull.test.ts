@@ -1,7 +1,7 @@
 /**
  * `payflow-bridge settlements pull` and `settlements status` through the compiled binary,
- * against a real database, the sandbox over HTTP and the Kafka mock cluster (the command
- * publishes what it stored through the outbox).
+ * against a real database, the sandbox over HTTP and real Kafka (a settlements topic of
+ * this file: the command publishes what it stored through the outbox).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
@@ -9,7 +9,12 @@ import pg from 'pg';
 import { isoDay } from '../support/builders.js';
 import { addDays } from '../../src/common/calendar.js';
 import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
+import {
+  createTopics,
+  deleteTopics,
+  testKafkaCluster,
+  topicSetFor,
+} from '../support/kafka-test-bed.js';
 import { TopicReader } from '../support/pipeline.js';
 import {
   SANDBOX_CLIENT_ID,
@@ -26,21 +31,21 @@ import {
 } from '../settlements/settlements-kit.js';
 import { buildCli, runBinary, type BinaryResult } from './cli-test-kit.js';
 
-const TOPIC = 'payflow.settlements.v1';
+const { settlements: TOPIC } = topicSetFor('cli-settlements');
+const cluster = testKafkaCluster(1);
 
 let testDb: TestDatabase;
 let sandbox: SandboxHandle;
-let cluster: KafkaMockCluster;
 let reader: TopicReader;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [testDb, sandbox, cluster] = await Promise.all([
+  [testDb, sandbox] = await Promise.all([
     createTestDatabase('cli_settlements'),
     startTestSandbox(),
-    KafkaMockCluster.start({ brokers: 1, topics: [{ name: TOPIC, partitions: 3 }] }),
+    createTopics(cluster, [TOPIC], 3),
     buildCli(),
-  ]).then(([database, handle, mock]) => [database, handle, mock] as const);
+  ]).then(([database, handle]) => [database, handle] as const);
   db = openTestPool(testDb.url, 2);
   const kafka = new Kafka({
     clientId: 'cli-settlements',
@@ -53,15 +58,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await reader?.stop();
   await db?.end();
-  await cluster?.stop();
   await sandbox?.close();
   await testDb?.drop();
+  await deleteTopics(cluster, [TOPIC]);
 });
 
 function settlements(args: string[], env: Record<string, string> = {}): Promise<BinaryResult> {
   return runBinary(['settlements', ...args], {
     DATABASE_URL: testDb.url,
     KAFKA_BROKERS: cluster.bootstrapServers,
+    TOPIC_SETTLEMENTS: TOPIC,
     PAYFLOW_BASE_URL: sandbox.url,
     PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
     PAYFLOW_CLIENT_ID: SANDBOX_CLIENT_ID,
@@ -96,7 +102,7 @@ describe('payflow-bridge settlements pull', () => {
     expect(pulled.out).toContain(`Rows that did not parse in org-1 ${last}`);
     expect(pulled.out).toContain('  line 3: has 1 field(s), the header needs 14');
     expect(pulled.out).toContain(
-      'Pulled 3 night(s): 3 stored, 0 changed (both versions kept), 0 unchanged, 0 failed; 7 event(s) for payflow.settlements.v1.',
+      `Pulled 3 night(s): 3 stored, 0 changed (both versions kept), 0 unchanged, 0 failed; 7 event(s) for ${TOPIC}.`,
     );
     expect(pulled.out).toContain('Published 7 event(s).');
     await reader.waitFor((messages) => messages.length >= 7);

@@ -1,8 +1,9 @@
 /**
- * The outbox relay against real Postgres (one database per file) and the Kafka mock
- * cluster over TCP with real kafkajs: order per key, topics and headers, two relays
- * sharing the buckets without publishing a row twice, take-over when a relay stops or
- * loses its lock connection, producer and broker failures, flush, prune, metrics.
+ * The outbox relay against real Postgres (one database per file) and real Kafka (the run's
+ * 1-node cluster, topics of this file) with real kafkajs: order per key, topics and
+ * headers, two relays sharing the buckets without publishing a row twice, take-over when a
+ * relay stops or loses its lock connection, producer and broker failures, flush, prune,
+ * metrics.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Kafka } from 'kafkajs';
@@ -18,8 +19,14 @@ import {
 } from '../../src/outbox/outbox.relay.js';
 import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/outbox.relay-support.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
+  createTopics,
+  deleteTopics,
+  testKafkaCluster,
+  topicNamesFor,
+} from '../support/kafka-test-bed.js';
+import {
+  BrokerOutage,
   KafkajsTestProducer,
   SwitchableProducer,
   TopicCollector,
@@ -33,18 +40,21 @@ import {
   type Received,
 } from './outbox-test-kit.js';
 
-const TOPICS = {
-  orderA: 'relay.order-a',
-  orderB: 'relay.order-b',
-  shared: 'relay.shared',
-  takeover: 'relay.takeover',
-  failing: 'relay.failing',
-  broker: 'relay.broker-down',
-  flush: 'relay.flush',
-  duplicate: 'relay.duplicate',
-  lockLoss: 'relay.lock-loss',
-  notify: 'relay.notify',
-};
+const TOPICS = topicNamesFor('relay', [
+  'order-a',
+  'order-b',
+  'shared',
+  'takeover',
+  'failing',
+  'broker-down-idempotent',
+  'broker-down-plain',
+  'flush',
+  'duplicate',
+  'lock-loss',
+  'notify',
+  'prune',
+]);
+const OUTAGE_TOPICS = [TOPICS['broker-down-idempotent'], TOPICS['broker-down-plain']];
 
 const FAST: OutboxRelayOptions = {
   busyPollMs: 10,
@@ -97,10 +107,10 @@ function expectExactlyOnceInOrder(received: Received[], keys: number, perKey: nu
   }
 }
 
-describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
+describe('OutboxRelay (Postgres + Kafka)', () => {
+  const cluster = testKafkaCluster(1);
   let testDb: TestDatabase;
   let db: OpenDatabase;
-  let cluster: KafkaMockCluster;
   let kafka: Kafka;
   let kafkaProducer: KafkajsTestProducer;
   let collector: TopicCollector;
@@ -125,18 +135,17 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
   };
 
   beforeAll(async () => {
-    testDb = await createTestDatabase('outbox_relay');
+    [testDb] = await Promise.all([
+      createTestDatabase('outbox_relay'),
+      createTopics(cluster, Object.values(TOPICS), 6),
+    ]);
     db = await openDatabase(testDb.url, 20);
-    cluster = await KafkaMockCluster.start({
-      brokers: 3,
-      topics: Object.values(TOPICS).map((name) => ({ name, partitions: 6 })),
-    });
     kafka = testKafka(cluster.brokers);
     kafkaProducer = new KafkajsTestProducer(kafka);
     await kafkaProducer.connect();
     collector = await TopicCollector.start(
       kafka,
-      Object.values(TOPICS).filter((topic) => topic !== TOPICS.broker),
+      Object.values(TOPICS).filter((topic) => !OUTAGE_TOPICS.includes(topic)),
     );
   });
 
@@ -151,8 +160,8 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
     await Promise.allSettled(extraProducers.map((producer) => producer.disconnect()));
     await kafkaProducer?.disconnect();
     await db?.close();
-    await cluster?.stop();
     await testDb?.drop();
+    await deleteTopics(cluster, Object.values(TOPICS));
   });
 
   it('publishes rows in id order per key, to their topic, with their headers, and marks them', async () => {
@@ -169,19 +178,19 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
     await relay.start();
     expect(relay.ownedBuckets()).toHaveLength(OUTBOX_BUCKETS);
 
-    const a = messagesFor(TOPICS.orderA, 5, 8, 'A');
-    const b = messagesFor(TOPICS.orderB, 3, 4, 'B');
+    const a = messagesFor(TOPICS['order-a'], 5, 8, 'A');
+    const b = messagesFor(TOPICS['order-b'], 3, 4, 'B');
     await writeOutbox(db.database, a.slice(0, 20));
     await writeOutbox(db.database, b);
     await writeOutbox(db.database, a.slice(20));
     relay.notify();
 
     await waitFor('everything published', async () => (await pendingCount(db.database)) === 0);
-    await waitFor('collector', () => collector.of(TOPICS.orderA).length >= 40);
-    await waitFor('collector', () => collector.of(TOPICS.orderB).length >= 12);
-    expectExactlyOnceInOrder(collector.of(TOPICS.orderA), 5, 8);
-    expectExactlyOnceInOrder(collector.of(TOPICS.orderB), 3, 4);
-    for (const message of collector.of(TOPICS.orderA)) {
+    await waitFor('collector', () => collector.of(TOPICS['order-a']).length >= 40);
+    await waitFor('collector', () => collector.of(TOPICS['order-b']).length >= 12);
+    expectExactlyOnceInOrder(collector.of(TOPICS['order-a']), 5, 8);
+    expectExactlyOnceInOrder(collector.of(TOPICS['order-b']), 3, 4);
+    for (const message of collector.of(TOPICS['order-a'])) {
       expect(message.headers).toEqual({
         'x-seq': String(parse(message).seq),
         'content-type': 'application/json',
@@ -277,39 +286,51 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
     await relay.stop();
   });
 
-  it('rides out a broker outage: nothing is lost, everything leaves after the brokers return', async () => {
-    const brokerKafka = testKafka(cluster.brokers, 'outbox-broker-test');
-    const producer = new KafkajsTestProducer(brokerKafka);
-    extraProducers.push(producer);
-    await producer.connect();
-    const relay = newRelay(producer);
-    await relay.start();
+  // The shared cluster must keep running for the other files, so the outage is the
+  // relay's: its client loses every connection and is refused new ones (what a cluster
+  // that is down looks like from the client), then gets through again. An idempotent
+  // producer retries a send through the outage (kafkajs: retries without limit); a plain
+  // one gives up and the relay retries the batch.
+  it.each([
+    ['idempotent', true, TOPICS['broker-down-idempotent']],
+    ['plain', false, TOPICS['broker-down-plain']],
+  ] as const)(
+    'rides out a broker outage (%s producer): nothing is lost, everything leaves after the brokers return',
+    async (_mode, idempotent, topic) => {
+      const outage = new BrokerOutage();
+      const brokerKafka = testKafka(cluster.brokers, 'outbox-broker-test', outage.socketFactory);
+      const producer = new KafkajsTestProducer(brokerKafka, { idempotent });
+      extraProducers.push(producer);
+      await producer.connect();
+      const relay = newRelay(producer);
+      await relay.start();
 
-    for (let id = 1; id <= cluster.brokerCount; id++) cluster.brokerDown(id);
-    try {
-      await writeOutbox(db.database, messagesFor(TOPICS.broker, 6, 5, 'B'));
-      relay.notify();
-      await sleep(2_500);
-      expect(await pendingCount(db.database)).toBe(30);
-    } finally {
-      for (let id = 1; id <= cluster.brokerCount; id++) cluster.brokerUp(id);
-    }
-    await waitFor(
-      'published after the outage',
-      async () => (await pendingCount(db.database)) === 0,
-      30_000,
-    );
-    await relay.stop();
+      outage.begin();
+      try {
+        await writeOutbox(db.database, messagesFor(topic, 6, 5, 'B'));
+        relay.notify();
+        await sleep(2_500);
+        expect(await pendingCount(db.database)).toBe(30);
+      } finally {
+        outage.end();
+      }
+      await waitFor(
+        'published after the outage',
+        async () => (await pendingCount(db.database)) === 0,
+        30_000,
+      );
+      await relay.stop();
 
-    const reader = await TopicCollector.start(brokerKafka, [TOPICS.broker]);
-    try {
-      await waitFor('read back', () => reader.of(TOPICS.broker).length >= 30, 20_000);
-      await sleep(300);
-      expectExactlyOnceInOrder(reader.of(TOPICS.broker), 6, 5);
-    } finally {
-      await reader.stop();
-    }
-  });
+      const reader = await TopicCollector.start(brokerKafka, [topic]);
+      try {
+        await waitFor('read back', () => reader.of(topic).length >= 30, 20_000);
+        await sleep(300);
+        expectExactlyOnceInOrder(reader.of(topic), 6, 5);
+      } finally {
+        await reader.stop();
+      }
+    },
+  );
 
   it('flush() publishes everything pending without a started relay, and says what is left when it cannot', async () => {
     const producer = new SwitchableProducer(kafkaProducer);
@@ -390,12 +411,12 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
       10_000,
     );
 
-    await writeOutbox(db.database, messagesFor(TOPICS.lockLoss, 20, 5, 'X'));
+    await writeOutbox(db.database, messagesFor(TOPICS['lock-loss'], 20, 5, 'X'));
     one.notify();
     two.notify();
-    await waitFor('published', () => collector.of(TOPICS.lockLoss).length >= 100);
+    await waitFor('published', () => collector.of(TOPICS['lock-loss']).length >= 100);
     await sleep(300);
-    expectExactlyOnceInOrder(collector.of(TOPICS.lockLoss), 20, 5);
+    expectExactlyOnceInOrder(collector.of(TOPICS['lock-loss']), 20, 5);
     await Promise.all([one.stop(), two.stop()]);
   });
 
@@ -436,7 +457,7 @@ describe('OutboxRelay (Postgres + Kafka mock cluster)', () => {
 
   it('prunes published rows older than 7 days and reports pending rows to the metrics hook', async () => {
     await db.database.sql.execute('DELETE FROM outbox');
-    await writeOutbox(db.database, messagesFor('relay.prune', 1, 6, 'P'));
+    await writeOutbox(db.database, messagesFor(TOPICS.prune, 1, 6, 'P'));
     await db.database.sql.execute(
       `UPDATE outbox SET published_at = now() - interval '8 days'
         WHERE id IN (SELECT id FROM outbox ORDER BY id LIMIT 3)`,

@@ -1,10 +1,19 @@
 /**
  * Test kit for the outbox relay and the operator CLI: a Database on a per-file test
  * database, a MessageProducer over kafkajs (test files only: production code never imports
- * kafkajs outside src/messaging), and a consumer that collects what reached a topic.
+ * kafkajs outside src/messaging), a consumer that collects what reached a topic, and a
+ * broker outage as a client sees it.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, Partitioners, type Consumer, type Producer } from 'kafkajs';
+import net from 'node:net';
+import {
+  Kafka,
+  logLevel,
+  Partitioners,
+  type Consumer,
+  type ISocketFactory,
+  type Producer,
+} from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';
@@ -45,23 +54,71 @@ export async function openDatabase(url: string, poolSize = 10): Promise<OpenData
   };
 }
 
-export function testKafka(brokers: string[], clientId = 'outbox-test'): Kafka {
+export function testKafka(
+  brokers: string[],
+  clientId = 'outbox-test',
+  socketFactory?: ISocketFactory,
+): Kafka {
   return new Kafka({
     clientId,
     brokers,
     logLevel: logLevel.NOTHING,
     retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 500 },
+    ...(socketFactory === undefined ? {} : { socketFactory }),
   });
 }
 
-/** The MessageProducer port over a kafkajs producer (acks = all), as the app's will be. */
+/**
+ * The brokers gone, as one client sees it: begin() resets every open connection and
+ * refuses new ones until end(). Every broker of the shared test cluster keeps running for
+ * the other files; a client built with `testKafka(brokers, id, outage.socketFactory)`
+ * cannot reach any of them meanwhile.
+ */
+export class BrokerOutage {
+  private down = false;
+  private readonly open = new Set<net.Socket>();
+
+  readonly socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
+    if (this.down) {
+      const refused = new net.Socket();
+      setImmediate(() => refused.destroy(outageError('ECONNREFUSED', host, port)));
+      return refused;
+    }
+    const socket = net.connect({ host, port }, onConnect);
+    socket.setKeepAlive(true, 60_000);
+    this.open.add(socket);
+    socket.once('close', () => this.open.delete(socket));
+    return socket;
+  };
+
+  begin(): void {
+    this.down = true;
+    for (const socket of this.open) {
+      socket.destroy(outageError('ECONNRESET', socket.remoteAddress, socket.remotePort));
+    }
+  }
+
+  end(): void {
+    this.down = false;
+  }
+}
+
+function outageError(code: string, host: string | undefined, port: number | undefined): Error {
+  return Object.assign(new Error(`${code} ${host ?? '?'}:${port ?? '?'} (broker outage)`), {
+    code,
+  });
+}
+
+/**
+ * The MessageProducer port over a kafkajs producer (acks = all), as the app's: idempotent
+ * by default, as real Kafka serves it.
+ */
 export class KafkajsTestProducer implements MessageProducer {
   readonly producer: Producer;
 
-  constructor(kafka: Kafka) {
-    // idempotent: the mock cluster has no controller for InitProducerId.
+  constructor(kafka: Kafka, options: { readonly idempotent?: boolean } = {}) {
     this.producer = kafka.producer({
-      idempotent: false,
+      idempotent: options.idempotent ?? true,
       createPartitioner: Partitioners.DefaultPartitioner,
     });
   }

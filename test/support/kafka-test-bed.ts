@@ -4,7 +4,7 @@
  * never share a topic or a consumer group.
  */
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, type ITopicConfig } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
 import { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
 
 /** The contract's four topics of one test file. */
@@ -61,6 +61,52 @@ export async function createTopicSet(
     { topic: topics.status, numPartitions: partitions },
     { topic: topics.settlements, numPartitions: Math.max(1, Math.floor(partitions / 2)) },
   ].map((spec) => ({ ...spec, replicationFactor, configEntries }));
+  await withAdmin(cluster, (admin) => admin.createTopics({ topics: specs, waitForLeaders: true }));
+}
+
+/** More topics of a test file, e.g. `topicNamesFor('relay', ['a', 'b'])` → `relay-1f2e3d4c.a`, … */
+export function topicNamesFor<Name extends string>(
+  label: string,
+  names: readonly Name[],
+): Record<Name, string> {
+  const prefix = `${label}-${randomUUID().slice(0, 8)}`;
+  return Object.fromEntries(names.map((name) => [name, `${prefix}.${name}`])) as Record<
+    Name,
+    string
+  >;
+}
+
+/** Creates topics of `partitions` partitions each (replication factor = the cluster's size). */
+export async function createTopics(
+  cluster: KraftCluster,
+  topics: readonly string[],
+  partitions: number,
+): Promise<void> {
+  const replicationFactor = Math.min(3, cluster.nodes.length);
+  await withAdmin(cluster, (admin) =>
+    admin.createTopics({
+      topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+      waitForLeaders: true,
+    }),
+  );
+}
+
+/** Deletes a file's topics: the cluster outlives the file (and may be a shared bed). */
+export async function deleteTopics(
+  cluster: KraftCluster,
+  topics: readonly string[] | TopicSet,
+): Promise<void> {
+  const names = isTopicSet(topics)
+    ? [topics.orders, topics.dlq, topics.status, topics.settlements]
+    : [...topics];
+  await withAdmin(cluster, (admin) => admin.deleteTopics({ topics: names }));
+}
+
+function isTopicSet(topics: readonly string[] | TopicSet): topics is TopicSet {
+  return !Array.isArray(topics);
+}
+
+async function withAdmin<T>(cluster: KraftCluster, use: (admin: Admin) => Promise<T>): Promise<T> {
   const admin = new Kafka({
     clientId: 'test-bed-admin',
     brokers: cluster.brokers,
@@ -68,7 +114,7 @@ export async function createTopicSet(
   }).admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: specs, waitForLeaders: true });
+    return await use(admin);
   } finally {
     await admin.disconnect();
   }

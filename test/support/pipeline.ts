@@ -12,7 +12,13 @@ import { silentLogger } from '../../src/common/logger.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
-import { createTopicSet, testKafkaCluster, topicSetFor, type TopicSet } from './kafka-test-bed.js';
+import {
+  createTopicSet,
+  deleteTopics,
+  testKafkaCluster,
+  topicSetFor,
+  type TopicSet,
+} from './kafka-test-bed.js';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.server.js';
 import { startTestSandbox, type SandboxHandle } from './sandbox.js';
 
@@ -178,20 +184,7 @@ export async function startPipeline(
       await producer.disconnect();
       await sandbox.close();
       await database.drop();
-      await deleteTopics(kafka, topics);
+      await deleteTopics(cluster, topics);
     },
   };
-}
-
-/** The cluster outlives the file (and may be a long-lived shared bed): leave no topics. */
-async function deleteTopics(kafka: Kafka, topics: TopicSet): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    await admin.deleteTopics({
-      topics: [topics.orders, topics.dlq, topics.status, topics.settlements],
-    });
-  } finally {
-    await admin.disconnect();
-  }
 }
