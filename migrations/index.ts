@@ -6,10 +6,12 @@ import { InitialSchema1763773200000 } from './1763773200000-InitialSchema.js';
 import { OrderPipeline1763780400000 } from './1763780400000-OrderPipeline.js';
 import { WebhookInbox1763787600000 } from './1763787600000-WebhookInbox.js';
 import { Settlements1763794800000 } from './1763794800000-Settlements.js';
+import { CommandAttemptSentAt1763866800000 } from './1763866800000-CommandAttemptSentAt.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
   OrderPipeline1763780400000,
   WebhookInbox1763787600000,
   Settlements1763794800000,
+  CommandAttemptSentAt1763866800000,
 ];

@@ -2,8 +2,9 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * A Payflow call made for an order event, recorded before the call. A row still `started`
- * after its lease ran out belongs to a worker that died mid-call: the call may or may not
- * have taken effect at Payflow, so it is never re-sent blindly (state `in_doubt`).
+ * after its lease ran out belongs to a worker that died: if it was sent (`sent_at`), the
+ * call may or may not have taken effect at Payflow, so it is never re-sent blindly (state
+ * `in_doubt`); if not, the next delivery takes it over.
  */
 @Entity({ name: 'command_attempts' })
 @Index('command_attempts_open_idx', ['leaseUntil'], { where: `"state" = 'started'` })
@@ -44,4 +45,11 @@ export class CommandAttemptEntity {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt!: Date | null;
+
+  /**
+   * Set just before the request leaves (after the 429 gate and a connection slot): only an
+   * attempt with it may have reached Payflow, so only such an attempt can be in doubt.
+   */
+  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
+  sentAt!: Date | null;
 }

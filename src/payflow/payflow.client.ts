@@ -10,6 +10,10 @@
  *   with jitter, Retry-After honoured). POST and DELETE are never retried here: the caller
  *   decides with `error.reached`.
  * - A 429 closes a client-wide gate for its Retry-After (capped): every later call waits.
+ * - Each request takes one of the origin's `connections` slots before it is handed to
+ *   undici (so it never queues inside undici), then runs the caller's send hook
+ *   (payflow-send-hook.ts), then leaves: a call still waiting for the gate, the token or a
+ *   slot has certainly not been sent.
  * - Requests and responses are validated with the shared zod schemas; amounts cross the client
  *   as integer minor units (payflow.mapping.ts).
  * - Logs one debug line per HTTP exchange (endpoint, method, status, duration); never bodies,
@@ -24,6 +28,7 @@ import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestj
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { silentLogger, type AppLogger } from '../common/logger.js';
+import { currentPayflowSendHook } from './payflow-send-hook.js';
 import {
   PayflowAbortedError,
   PayflowBadResponseError,
@@ -314,6 +319,9 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
   private closing: Promise<void> | undefined;
   /** Monotonic time (performance.now) before which no request is sent (set by a 429). */
   private notBefore = 0;
+  /** Connection slots per origin (as many as undici's pool has connections). */
+  private readonly slots = new Map<string, Slots>();
+  private readonly connections: number;
 
   constructor(
     @Inject(PAYFLOW_CLIENT_OPTIONS) options: PayflowClientOptions,
@@ -345,8 +353,9 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       userAgent: options.userAgent ?? DEFAULTS.userAgent,
       scopes: options.scopes,
     };
+    this.connections = options.connections ?? DEFAULTS.connections;
     this.agent = new Agent({
-      connections: options.connections ?? DEFAULTS.connections,
+      connections: this.connections,
       connectTimeout: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
       headersTimeout: this.settings.requestTimeoutMs,
       bodyTimeout: this.settings.requestTimeoutMs,
@@ -783,7 +792,16 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         token = await this.bearerToken(call);
         authorization = `Bearer ${token.accessToken}`;
       }
+      const slots = this.slotsOf(call.base.origin);
+      await this.takeSlot(slots, call);
+      if (this.notBefore > performance.now()) {
+        // A 429 closed the gate while this call waited for a slot: wait again.
+        slots.release();
+        continue;
+      }
+      let released = false;
       try {
+        if (call.auth === 'bearer') await this.runSendHook(call);
         return await this.exchange(call, authorization, attempt, consume);
       } catch (error) {
         if (!(error instanceof PayflowError)) throw error;
@@ -801,9 +819,60 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         if (!retryable) throw error;
         const delay = retryDelayMs(attempt, error.retryAfterMs, this.settings, this.random);
         if (delay === undefined) throw error;
+        slots.release();
+        released = true;
         await this.pause(delay, call, error);
         attempt += 1;
+      } finally {
+        if (!released) slots.release();
       }
+    }
+  }
+
+  private slotsOf(origin: string): Slots {
+    let slots = this.slots.get(origin);
+    if (slots === undefined) {
+      slots = new Slots(this.connections);
+      this.slots.set(origin, slots);
+    }
+    return slots;
+  }
+
+  /** Waits for a connection slot of the origin; aborts like the gate (nothing sent). */
+  private async takeSlot(slots: Slots, call: HttpCall): Promise<void> {
+    if (slots.tryTake()) return;
+    const signal = call.signal
+      ? AbortSignal.any([call.signal, this.closeController.signal])
+      : this.closeController.signal;
+    try {
+      await slots.take(signal);
+    } catch {
+      throw this.abortedBeforeSending(
+        call,
+        this.closeController.signal.aborted ? 'closed' : 'caller',
+      );
+    }
+  }
+
+  /**
+   * The caller's "about to send" hook. When it fails (its record could not be written, or
+   * the caller no longer owns the call) the request is not sent.
+   */
+  private async runSendHook(call: HttpCall): Promise<void> {
+    const hook = currentPayflowSendHook();
+    if (hook === undefined) return;
+    try {
+      await hook();
+    } catch (error) {
+      throw new PayflowAbortedError(
+        {
+          endpoint: call.endpoint.name,
+          method: call.endpoint.method,
+          reached: 'no',
+          cause: error,
+        },
+        'caller',
+      );
     }
   }
 
@@ -1081,4 +1150,40 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     const tracker = this.sent.get(id.toLowerCase());
     if (tracker !== undefined) tracker.sent = true;
   };
+}
+
+/** A counting semaphore whose waiters can give up (abort) without taking a slot. */
+class Slots {
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  tryTake(): boolean {
+    if (this.free <= 0) return false;
+    this.free--;
+    return true;
+  }
+
+  take(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(new Error('aborted'));
+    return new Promise<void>((resolve, reject) => {
+      const grant = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(grant);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(new Error('aborted'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(grant);
+    });
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next === undefined) this.free++;
+    else next();
+  }
 }

@@ -5,9 +5,13 @@
  * 1. begin (one batched transaction): a processed event id → nothing to do; a blocked
  *    order → BlockedByEarlierFailureError; an attempt of this event still `started` →
  *    another worker is calling (OrderBusyError, retried) or, once its lease has run out,
- *    the call is IN DOUBT (recorded, InDoubtError); else the command's rows are prepared
+ *    the call is IN DOUBT (recorded, InDoubtError) if it was sent (`sent_at`), and taken
+ *    over and sent by this delivery if it never left; else the command's rows are prepared
  *    and the attempt is recorded as `started` with this worker's lease.
- * 2. the Payflow call, with a deadline inside the lease.
+ * 2. the Payflow call, with a deadline inside the lease. Just before its request leaves
+ *    (after the client's 429 gate and a connection slot), `sent_at` is committed
+ *    (payflow-send-hook.ts): a call waiting behind the gate when its worker dies was never
+ *    sent and is not in doubt.
  * 3. complete (one batched transaction): the attempt `succeeded`, the event id processed,
  *    the state changes and the status events (outbox), together. A failure of the call is
  *    recorded instead (failed, or in doubt: see payflow-failure.ts).
@@ -19,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
-import { describeError } from '../../common/app-error.js';
+import { AppError, describeError } from '../../common/app-error.js';
 import type { Sql } from '../../database/database.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
 import {
@@ -29,6 +33,7 @@ import {
 } from '../../dead-letters/dead-letter.errors.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
+import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import { statusEventMessage, type StatusEvent } from '../../payments/payment-status-events.js';
 import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../order-event.schema.js';
@@ -178,6 +183,7 @@ interface GuardRow {
   attempt_state: string | null;
   attempt_owner: string | null;
   lease_expired: boolean | null;
+  attempt_sent: boolean | null;
   attempt_payment_id: string | null;
   payment_id: string | null;
   payflow_id: string | null;
@@ -212,6 +218,7 @@ const GUARD_CTES = `
            o.blocked_at IS NOT NULL AS blocked, o.blocked_reason,
            a.id AS attempt_id, a.state AS attempt_state, a.owner AS attempt_owner,
            a.lease_until <= clock_timestamp() AS lease_expired,
+           a.sent_at IS NOT NULL AS attempt_sent,
            a.payment_id AS attempt_payment_id,
            p.id AS payment_id, p.payflow_id, p.currency, p.organization_id,
            p.state AS payment_state, p.provider_status
@@ -283,9 +290,21 @@ const START_ATTEMPT_SQL = `
   ON CONFLICT (event_id) DO UPDATE
      SET state = 'started', owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
          payment_id = EXCLUDED.payment_id, error_code = NULL,
-         started_at = clock_timestamp(), finished_at = NULL
+         started_at = clock_timestamp(), finished_at = NULL, sent_at = NULL
    WHERE command_attempts.state = 'failed'
       OR (command_attempts.state = 'started' AND command_attempts.owner = EXCLUDED.owner)
+      OR (command_attempts.state = 'started' AND command_attempts.sent_at IS NULL
+          AND command_attempts.lease_until <= clock_timestamp())
+  RETURNING id`;
+
+/**
+ * The attempt's request is about to leave: only while this worker still owns it (its
+ * lease did not run out and nobody took it over). Kept when the call sends again (a
+ * client retry of an idempotent request, a 401 refresh).
+ */
+const MARK_SENT_SQL = `
+  UPDATE command_attempts SET sent_at = COALESCE(sent_at, clock_timestamp())
+   WHERE id = $1 AND state = 'started' AND owner = $2 AND lease_until > clock_timestamp()
   RETURNING id`;
 
 /**
@@ -314,6 +333,12 @@ interface Finished {
   readonly topic: string;
   readonly partition: number;
   readonly offset: string;
+}
+
+/** The attempt's lease ran out (or it was taken over) before its request could leave. */
+export class AttemptNotOwnedError extends AppError {
+  readonly code = 'ATTEMPT.NOT_OWNED';
+  readonly transient = true;
 }
 
 /** An attempt was settled by someone else (resolveInDoubt) while its outcome was being recorded. */
@@ -540,6 +565,16 @@ export class OrderCommandEngine {
           retry = true;
           break;
         }
+        if (guard.lease_expired === true && guard.attempt_sent === false) {
+          // Its worker died before the request left (e.g. behind the 429 gate): nothing
+          // reached Payflow, so this delivery takes the attempt over and sends it.
+          this.logger.info(
+            { eventId, orderId, previousOwner: guard.attempt_owner },
+            'attempt of a stopped worker was never sent; taking it over',
+          );
+          retry = true;
+          break;
+        }
         if (guard.lease_expired === true && guard.attempt_id !== null) {
           const cause = 'its worker stopped during the Payflow call (the attempt lease expired)';
           await this.markInDoubt(
@@ -599,7 +634,10 @@ export class OrderCommandEngine {
   ): Promise<void> {
     let result: R;
     try {
-      result = await spec.call(state, AbortSignal.timeout(this.options.callDeadlineMs));
+      result = await withPayflowSendHook(
+        () => this.markSent(attemptId),
+        () => spec.call(state, AbortSignal.timeout(this.options.callDeadlineMs)),
+      );
     } catch (error) {
       return this.recordFailure(command, spec, state, attemptId, error);
     }
@@ -616,6 +654,23 @@ export class OrderCommandEngine {
       // this event records it instead of calling Payflow again.
       this.remember(command.eventId, { kind: 'outcome', finish });
       throw error;
+    }
+  }
+
+  /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
+  private async markSent(attemptId: string): Promise<void> {
+    const marked = await this.batcher.run(async (tx) => {
+      const rows = await tx.query<{ id: string }>(MARK_SENT_SQL, [
+        attemptId,
+        this.options.workerId,
+      ]);
+      return rows.length > 0;
+    });
+    if (!marked) {
+      throw new AttemptNotOwnedError(
+        `attempt ${attemptId} is no longer this worker's (its lease ran out); the call is not sent`,
+        { metadata: { attemptId } },
+      );
     }
   }
 

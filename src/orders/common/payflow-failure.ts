@@ -7,7 +7,8 @@
  * - `in_doubt`: it may have been applied (sent, then a time-out, reset, a 5xx other than 503, or an unusable
  *   2xx). It is never repeated blindly: the attempt is in doubt.
  * - `unknown`: not a Payflow error at all (a bug): the attempt is left as started, so that
- *   a redelivery after its lease treats it as in doubt.
+ *   a redelivery after its lease treats it as in doubt if it was sent (`sent_at`), and
+ *   sends it if it was not.
  *
  * A call that is harmless to repeat (PUT, re-send) is never in doubt: its unclear
  * failures count as `no_effect` and are retried.

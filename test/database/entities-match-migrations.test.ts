@@ -1,0 +1,27 @@
+/**
+ * The entities describe exactly the schema the migrations build: TypeORM's schema builder
+ * (what `npm run migration:generate` runs) finds nothing to change.
+ */
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { DataSource } from 'typeorm';
+import { createDataSource } from '../../src/database/data-source.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+let database: TestDatabase;
+let dataSource: DataSource;
+
+beforeAll(async () => {
+  database = await createTestDatabase('entities_match');
+  dataSource = createDataSource({ url: database.url, poolSize: 1 });
+  await dataSource.initialize();
+});
+
+afterAll(async () => {
+  await dataSource.destroy();
+  await database.drop();
+});
+
+it('leave nothing for migration:generate to generate', async () => {
+  const pending = await dataSource.driver.createSchemaBuilder().log();
+  expect(pending.upQueries.map((query) => query.query)).toEqual([]);
+});
