@@ -52,7 +52,17 @@ export class KafkaMessageProducer implements MessageProducer {
     return this.producer.connect();
   }
 
+  /**
+   * Sends in order, in requests of at most SEND_CHUNK_BYTES (a larger message goes alone):
+   * kafkajs puts every message of a partition into one record batch, and the broker refuses
+   * a batch above the topic's max.message.bytes, so a few dead-lettered documents of one
+   * order sent together would be refused forever.
+   */
   async send(messages: readonly OutboundMessage[]): Promise<void> {
+    for (const chunk of chunksByBytes(messages, SEND_CHUNK_BYTES)) await this.sendChunk(chunk);
+  }
+
+  private async sendChunk(messages: readonly OutboundMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const byTopic = new Map<string, Message[]>();
     for (const message of messages) {
@@ -81,6 +91,37 @@ export class KafkaMessageProducer implements MessageProducer {
   disconnect(): Promise<void> {
     return this.producer.disconnect();
   }
+}
+
+/** Bytes of messages per produce request (kafkajs' batch.size analogue); see send(). */
+export const SEND_CHUNK_BYTES = 1024 * 1024;
+
+const lengthOf = (data: string | Buffer | null): number =>
+  data === null ? 0 : typeof data === 'string' ? Buffer.byteLength(data) : data.length;
+
+/** Consecutive runs of `messages` of at most `limit` bytes each (one larger message alone). */
+export function chunksByBytes(
+  messages: readonly OutboundMessage[],
+  limit: number,
+): OutboundMessage[][] {
+  const chunks: OutboundMessage[][] = [];
+  let current: OutboundMessage[] = [];
+  let bytes = 0;
+  for (const message of messages) {
+    let size = lengthOf(message.key) + lengthOf(message.value);
+    for (const [name, value] of Object.entries(message.headers ?? {})) {
+      size += name.length + Buffer.byteLength(value);
+    }
+    if (current.length > 0 && bytes + size > limit) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(message);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
 }
 
 export function createKafkaMessageProducer(
