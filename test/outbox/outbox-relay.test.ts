@@ -288,9 +288,9 @@ describe('OutboxRelay (Postgres + Kafka)', () => {
 
   // The shared cluster must keep running for the other files, so the outage is the
   // relay's: its client loses every connection and is refused new ones (what a cluster
-  // that is down looks like from the client), then gets through again. An idempotent
-  // producer retries a send through the outage (kafkajs: retries without limit); a plain
-  // one gives up and the relay retries the batch.
+  // that is down looks like from the client), then gets through again. Either producer
+  // gives up a send after the client's retries and the relay retries the batch; the
+  // idempotent one must then go on with its producer id and sequence numbers unharmed.
   it.each([
     ['idempotent', true, TOPICS['broker-down-idempotent']],
     ['plain', false, TOPICS['broker-down-plain']],
@@ -302,7 +302,8 @@ describe('OutboxRelay (Postgres + Kafka)', () => {
       const producer = new KafkajsTestProducer(brokerKafka, { idempotent });
       extraProducers.push(producer);
       await producer.connect();
-      const relay = newRelay(producer);
+      let failed = 0;
+      const relay = newRelay(producer, {}, { publishFailed: () => (failed += 1) });
       await relay.start();
 
       outage.begin();
@@ -311,6 +312,7 @@ describe('OutboxRelay (Postgres + Kafka)', () => {
         relay.notify();
         await sleep(2_500);
         expect(await pendingCount(db.database)).toBe(30);
+        expect(failed).toBeGreaterThan(0);
       } finally {
         outage.end();
       }
