@@ -6,38 +6,9 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { generate } from 'selfsigned';
+import type { TlsFixture } from '../../testbed/tls.js';
 
-export interface TlsFixture {
-  key: string;
-  cert: string;
-  /** The certificate itself: trust it to trust the server. */
-  ca: string;
-}
-
-let cached: Promise<TlsFixture> | undefined;
-
-/** One self-signed certificate per test file (cached). */
-export function selfSignedTls(): Promise<TlsFixture> {
-  cached ??= generate([{ name: 'commonName', value: 'localhost' }], {
-    keyType: 'ec',
-    curve: 'P-256',
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true },
-      { name: 'keyUsage', digitalSignature: true, keyCertSign: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-        ],
-      },
-    ],
-  }).then((pems) => ({ key: pems.private, cert: pems.cert, ca: pems.cert }));
-  return cached;
-}
+export { selfSignedTls, type TlsFixture } from '../../testbed/tls.js';
 
 export interface ReceivedRequest {
   method: string;
