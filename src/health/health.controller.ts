@@ -1,4 +1,4 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import {
   HealthCheck,
@@ -10,7 +10,7 @@ import { DataSource } from 'typeorm';
 import { OrderEventsTransport } from '../messaging/order-events.transport.js';
 
 /**
- * Liveness (the process answers) and readiness (the database answers and the order
+ * Liveness (the process answers and its order consumer neither crashed nor is stuck) and readiness (the database answers and the order
  * consumer is connected; not before start-up has finished).
  */
 @Controller('health')
@@ -22,17 +22,36 @@ export class HealthController {
     @Inject(ModuleRef) private readonly modules: ModuleRef,
   ) {}
 
-  private transportStatus(): string {
+  private transport(): OrderEventsTransport | undefined {
     try {
-      return this.modules.get(OrderEventsTransport, { strict: false }).currentStatus;
+      return this.modules.get(OrderEventsTransport, { strict: false });
     } catch {
-      return 'absent';
+      return undefined;
     }
   }
 
+  private transportStatus(): string {
+    return this.transport()?.currentStatus ?? 'absent';
+  }
+
+  /**
+   * Fails (503) once the order consumer crashed for good or is stuck (no fetch, heartbeat
+   * or join for the transport's `stuckAfterMs`): restarting the process is the cure.
+   */
   @Get('live')
-  live(): { status: 'ok' } {
-    return { status: 'ok' };
+  live(): { status: 'ok'; consumer: string } {
+    const transport = this.transport();
+    if (transport === undefined) return { status: 'ok', consumer: 'absent' };
+    const liveness = transport.liveness();
+    if (!liveness.alive) {
+      throw new ServiceUnavailableException({
+        status: 'error',
+        consumer: liveness.status,
+        reason: liveness.reason,
+        sinceProgressMs: liveness.sinceProgressMs,
+      });
+    }
+    return { status: 'ok', consumer: liveness.status };
   }
 
   @Get('ready')

@@ -46,6 +46,11 @@ export interface PartitionConsumerHandlers {
   onRebalancing(): void;
   /** The client stopped on an error; `restarting` says whether it recovers by itself. */
   onCrash(error: Error, restarting: boolean): void;
+  /**
+   * The client is alive and talking to the group: a fetch came back (also an empty one)
+   * or a heartbeat was sent. Feeds the transport's "stuck" watchdog.
+   */
+  onProgress?(): void;
 }
 
 export interface PartitionConsumer {

@@ -118,6 +118,7 @@ const HEARTBEAT_WHILE_WAITING_MS = 500;
 
 export class DeliveryEngine {
   private readonly scheduler = new KeyScheduler<Work>();
+  private lastProgressAt: number | undefined;
   private readonly trackers = new Map<string, PartitionOffsetTracker>();
   private readonly highWatermarks = new Map<string, bigint>();
   private assigned = new Map<string, TopicPartition>();
@@ -149,6 +150,7 @@ export class DeliveryEngine {
   /** Subscribes and joins the group; resolves once the first assignment arrived. */
   async start(): Promise<void> {
     const { consumer, topic } = this.options;
+    this.progressed();
     await consumer.connect();
     await consumer.subscribe(topic, { fromBeginning: this.options.fromBeginning });
     await consumer.run({
@@ -156,9 +158,23 @@ export class DeliveryEngine {
       onAssignment: (assignment) => this.onAssignment(assignment),
       onRebalancing: () => this.commitSoon(),
       onCrash: (error, restarting) => this.onCrash(error, restarting),
+      onProgress: () => this.progressed(),
     });
     this.commitTimer = setInterval(() => this.commitSoon(), this.options.commitIntervalMs);
     this.commitTimer.unref();
+  }
+
+  /**
+   * Milliseconds since the consumer last showed it is alive: a fetch came back (empty ones
+   * too), a heartbeat was sent, the group was joined, a batch arrived, or a batch waiting
+   * for room (back-pressure: the handlers hold the limit) heartbeated. 0 before start().
+   */
+  progressAgeMs(now = Date.now()): number {
+    return this.lastProgressAt === undefined ? 0 : Math.max(0, now - this.lastProgressAt);
+  }
+
+  private progressed(): void {
+    this.lastProgressAt = Date.now();
   }
 
   stats(): EngineStats {
@@ -227,6 +243,7 @@ export class DeliveryEngine {
   // ------------------------------------------------------------------ fetching
 
   private async onBatch(batch: ConsumedBatch, control: BatchControl): Promise<void> {
+    this.progressed();
     let heartbeatFailed = false;
     const guarded: BatchControl = {
       resolveOffset: (offset) => control.resolveOffset(offset),
@@ -336,6 +353,7 @@ export class DeliveryEngine {
       });
       if (this.draining || !this.assigned.has(key)) return false;
       await control.heartbeat();
+      this.progressed();
     }
     return true;
   }
@@ -414,6 +432,7 @@ export class DeliveryEngine {
   // ------------------------------------------------------------------ group membership
 
   private onAssignment(assignment: readonly TopicPartition[]): void {
+    this.progressed();
     const next = new Map(assignment.map((tp) => [tpKey(tp.topic, tp.partition), tp]));
     const revoked: TopicPartition[] = [];
     let dropped = 0;

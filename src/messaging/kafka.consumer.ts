@@ -100,6 +100,8 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
       this.consumer.on(events.CRASH, (event) =>
         handlers.onCrash(event.payload.error, event.payload.restart),
       ),
+      this.consumer.on(events.FETCH, () => handlers.onProgress?.()),
+      this.consumer.on(events.HEARTBEAT, () => handlers.onProgress?.()),
     );
     await this.consumer.run({
       autoCommit: false,

@@ -10,6 +10,11 @@
  * RPC exception filter replaces every error with `{ status: 'error', message }`, which
  * would hide the error class the failure policy decides by.
  *
+ * Crashes are latched: once the consumer stopped for good (kafkajs CRASH without restart)
+ * or got stuck (no sign of life for `stuckAfterMs`, see `liveness()`), the transport stays
+ * `crashed`, and a `crash` listener registered later is still called (once), so a crash
+ * during start-up cannot go unnoticed.
+ *
  * Shutdown: call `drain()` before Nest tears the modules down (the transport implements
  * `beforeApplicationShutdown`, so as a Nest provider it is called for you); `close()`
  * drains too and is idempotent.
@@ -18,6 +23,7 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
+import { AppError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
@@ -71,6 +77,30 @@ export interface OrderEventsTransportOptions {
   readonly fromBeginning?: boolean;
   readonly metrics?: OrderEventsMetrics;
   readonly random?: () => number;
+  /**
+   * The consumer counts as stuck (and the transport crashes) when it showed no sign of life
+   * (a fetch back, a heartbeat, a join, a batch) for this long while starting or consuming.
+   * A healthy consumer shows one at least every fetch wait (KAFKA_FETCH_MAX_WAIT) or
+   * heartbeat interval; a rebalance may take up to the rebalance time-out (60 s) and one
+   * request up to the request time-out (30 s). Default 120 s.
+   */
+  readonly stuckAfterMs?: number;
+}
+
+/** The consumer showed no sign of life for `stuckAfterMs`: it is treated as crashed. */
+export class ConsumerStuckError extends AppError {
+  readonly code = 'KAFKA.CONSUMER_STUCK';
+  readonly transient = false;
+}
+
+/** What /health/live reports about the order consumer. */
+export interface OrderEventsLiveness {
+  readonly alive: boolean;
+  readonly status: OrderEventsTransportStatus;
+  /** Milliseconds since the consumer's last sign of life. */
+  readonly sinceProgressMs: number;
+  /** Why it is not alive (the crash's code or message). */
+  readonly reason?: string;
 }
 
 export type OrderEventsTransportStatus =
@@ -118,10 +148,19 @@ export class OrderEventsTransport
   private starting: Promise<void> | undefined;
   private draining: Promise<void> | undefined;
   private warnedHiddenError = false;
+  private crashError: Error | undefined;
+  private readonly crashed: Promise<void>;
+  private signalCrashed: () => void = () => undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly stuckAfterMs: number;
 
   constructor(private readonly options: OrderEventsTransportOptions) {
     super();
     this.log = options.logger;
+    this.stuckAfterMs = options.stuckAfterMs ?? 120_000;
+    this.crashed = new Promise<void>((resolve) => {
+      this.signalCrashed = resolve;
+    });
     const metrics = options.metrics ?? NO_METRICS;
     const processor = new MessageProcessor({
       dispatch: (envelope, context) => this.dispatch(envelope, context),
@@ -146,10 +185,7 @@ export class OrderEventsTransport
       fromBeginning: options.fromBeginning ?? true,
       logger: options.logger,
       metrics,
-      onFatal: (error) => {
-        this.setStatus('crashed');
-        this.events.emit('crash', error);
-      },
+      onFatal: (error) => this.crash(error),
       onAssignment: (partitions) => this.events.emit('assignment', partitions),
     });
     this.setStatus('idle');
@@ -194,6 +230,13 @@ export class OrderEventsTransport
   >(event: EventKey, callback: EventCallback): () => void {
     const listener = callback as unknown as (...args: unknown[]) => void;
     this.events.on(event, listener);
+    const latched = this.crashError;
+    if (event === 'crash' && latched !== undefined) {
+      // Crashed before this listener came (e.g. while starting): it still hears it, once.
+      queueMicrotask(() => {
+        if (this.events.listeners(event).includes(listener)) listener(latched);
+      });
+    }
     return () => {
       this.events.off(event, listener);
     };
@@ -212,18 +255,75 @@ export class OrderEventsTransport
     return { status: this.state, ...this.engine.stats() };
   }
 
+  /**
+   * For /health/live: not alive once crashed, or when the consumer has been starting or
+   * consuming without a sign of life for `stuckAfterMs` (it is then crashed here, so the
+   * crash listeners run and the process exits). Draining and closed count as alive: the
+   * process is on its way out by itself.
+   */
+  liveness(now = Date.now()): OrderEventsLiveness {
+    const sinceProgressMs = this.engine.progressAgeMs(now);
+    if (
+      this.crashError === undefined &&
+      (this.state === 'connecting' || this.state === 'connected') &&
+      sinceProgressMs > this.stuckAfterMs
+    ) {
+      const stuck = new ConsumerStuckError(
+        `the order consumer showed no sign of life for ${sinceProgressMs} ms (limit ${this.stuckAfterMs} ms)`,
+        { metadata: { sinceProgressMs, stuckAfterMs: this.stuckAfterMs, status: this.state } },
+      );
+      this.log.error({ error: describeFailure(stuck) }, 'order events: consumer stuck');
+      this.crash(stuck);
+    }
+    const error = this.crashError;
+    return error === undefined
+      ? { alive: true, status: this.state, sinceProgressMs }
+      : {
+          alive: false,
+          status: this.state,
+          sinceProgressMs,
+          reason: error instanceof AppError ? error.code : error.message,
+        };
+  }
+
+  /** Latches the first crash, marks the transport crashed and tells the listeners. */
+  private crash(error: Error): void {
+    if (this.crashError !== undefined) return;
+    this.crashError = error;
+    this.stopWatchdog();
+    this.setStatus('crashed');
+    this.signalCrashed();
+    this.events.emit('crash', error);
+  }
+
+  private startWatchdog(): void {
+    const every = Math.max(50, Math.min(5_000, Math.floor(this.stuckAfterMs / 4)));
+    this.watchdog = setInterval(() => this.liveness(), every);
+    this.watchdog.unref();
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
+    this.watchdog = undefined;
+  }
+
   private async start(): Promise<void> {
     assertHandlerRegistry(this.messageHandlers, ORDER_EVENT_TYPES);
     if (this.draining !== undefined) throw new Error('the order-events transport was closed');
     this.setStatus('connecting');
+    this.startWatchdog();
     try {
-      await this.engine.start();
+      // A crash (latched, listeners told) ends the start too: the worker starts, and its
+      // crash listener, registered afterwards, runs at once.
+      await Promise.race([this.engine.start(), this.crashed]);
     } catch (error) {
+      this.stopWatchdog();
       this.log.error({ error: describeFailure(error) }, 'order events: failed to start');
-      this.setStatus('crashed');
+      this.crash(error instanceof Error ? error : new Error(String(error)));
       await this.options.consumer.disconnect().catch(() => undefined);
       throw error;
     }
+    if (this.crashError !== undefined) return;
     if (this.state === 'connecting') this.setStatus('connected');
     this.log.info(
       { topic: this.options.topic, handlers: this.messageHandlers.size },
@@ -244,7 +344,8 @@ export class OrderEventsTransport
       this.setStatus('closed');
       return;
     }
-    this.setStatus('draining');
+    this.stopWatchdog();
+    if (this.state !== 'crashed') this.setStatus('draining');
     const report = await this.engine.stop({
       drainTimeoutMs: this.options.drainTimeoutMs ?? 20_000,
       commitTimeoutMs: this.options.closeStepTimeoutMs ?? 4_000,
