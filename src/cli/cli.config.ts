@@ -13,6 +13,7 @@ const cliEnvSchema = envSchema
     DB_POOL_SIZE: true,
     KAFKA_BROKERS: true,
     KAFKA_CLIENT_ID: true,
+    KAFKA_PRODUCER_IDEMPOTENT: true,
     TOPIC_ORDERS: true,
     TOPIC_PAYMENT_STATUS: true,
     TOPIC_SETTLEMENTS: true,

@@ -9,9 +9,12 @@ export function createCliProducer(config: CliConfig, logger: AppLogger): Message
   // kafkajs logs every failed connection attempt as an error; the CLI says what failed in
   // one line instead, and shows kafkajs's own lines only with LOG_LEVEL=debug or trace.
   const kafkaLogger = logger.isLevelEnabled('debug') ? logger : undefined;
-  return createKafkaMessageProducer({
-    ...kafkaClientOptionsFromConfig(config, kafkaLogger),
-    // An operator waits at the terminal: give up on an unreachable Kafka within seconds.
-    retry: { retries: 3, initialRetryTimeMs: 300, maxRetryTimeMs: 3_000 },
-  });
+  return createKafkaMessageProducer(
+    {
+      ...kafkaClientOptionsFromConfig(config, kafkaLogger),
+      // An operator waits at the terminal: give up on an unreachable Kafka within seconds.
+      retry: { retries: 3, initialRetryTimeMs: 300, maxRetryTimeMs: 3_000 },
+    },
+    { idempotent: config.KAFKA_PRODUCER_IDEMPOTENT },
+  );
 }

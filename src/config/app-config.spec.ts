@@ -25,7 +25,17 @@ describe('loadConfig', () => {
     expect(config.MAX_IN_FLIGHT).toBe(256);
     expect(config.ORDER_SEQUENCING).toBe('key');
     expect(config.KAFKA_FETCH_MAX_WAIT).toBe(1_000);
+    expect(config.KAFKA_PRODUCER_IDEMPOTENT).toBe(true);
     expect(config.WEBHOOK_PUBLIC_BASE_URL).toBe('https://bridge.example.com');
+  });
+
+  it('turns the idempotent producer off only when told to', () => {
+    expect(
+      loadConfig({ ...required, KAFKA_PRODUCER_IDEMPOTENT: 'false' }).KAFKA_PRODUCER_IDEMPOTENT,
+    ).toBe(false);
+    expect(() => loadConfig({ ...required, KAFKA_PRODUCER_IDEMPOTENT: 'maybe' })).toThrow(
+      /KAFKA_PRODUCER_IDEMPOTENT/,
+    );
   });
 
   it('bounds the bytes in flight: 32 MiB by default, sizes with binary units', () => {

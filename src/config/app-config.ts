@@ -89,6 +89,13 @@ export const envSchema = z.object({
   KAFKA_CLIENT_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_GROUP_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_SESSION_TIMEOUT: duration.default(30_000),
+  /**
+   * Idempotent producer (the default): the broker drops the producer's own retried
+   * duplicates and keeps order with 5 requests in flight. Turn it off only for a broker that
+   * refuses InitProducerId (an ACL without IdempotentWrite, a broker older than 0.11, or
+   * librdkafka's mock cluster of the demo); then 1 request is in flight.
+   */
+  KAFKA_PRODUCER_IDEMPOTENT: boolean.default(true),
   /** Fetch long-poll: how long a broker may hold a fetch that found nothing new. */
   KAFKA_FETCH_MAX_WAIT: duration.default(1_000),
   TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),

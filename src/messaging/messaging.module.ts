@@ -47,7 +47,7 @@ export class MessagingModule implements OnApplicationShutdown {
           useFactory: async (config: AppConfig, logger: AppLogger): Promise<MessageProducer> => {
             const producer = createKafkaMessageProducer(
               kafkaClientOptionsFromConfig(config, logger),
-              options,
+              { idempotent: config.KAFKA_PRODUCER_IDEMPOTENT, ...options },
             );
             await producer.connect();
             return producer;
