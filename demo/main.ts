@@ -2,7 +2,9 @@
  * `npm run demo` (after scripts/demo.sh has installed what is missing and built): the whole
  * loop on this machine, as users run it.
  *
- * - Kafka: librdkafka's mock cluster in this process, with the contract's topics.
+ * - Kafka: librdkafka's mock cluster in this process (the zero-setup default), or with
+ *   DEMO_KAFKA=real a 1-node Apache Kafka 3.9.1 (KRaft) from testbed/kafka; the contract's
+ *   topics either way.
  * - Payflow: the sandbox as a child process (`node dist/src/sandbox/main.js`).
  * - The worker as a child process (`node dist/src/main.js`), configured only through its
  *   environment, on a database of its own (payflow_bridge_demo, recreated every run).
@@ -23,6 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { KafkaMockCluster } from '../testbed/kafka/mock-cluster.js';
+import { KAFKA_VERSION, KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import { DEMO_DATABASE, DemoDatabase, DemoDatabaseError, redact } from './database.js';
 import { Observer, TOPICS, demoKafka, publish } from './kafka.js';
 import {
@@ -57,7 +60,79 @@ import {
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER_SCRIPT = 'dist/src/main.js';
 const SANDBOX_SCRIPT = 'dist/src/sandbox/main.js';
-const BROKERS = 3;
+/** The demo's Kafka, whichever it is. */
+interface DemoCluster {
+  /** What the progress and the stop lines call it. */
+  readonly name: string;
+  /** What the screen's "where it ran" part calls it. */
+  readonly screenName: string;
+  readonly brokers: readonly string[];
+  readonly bootstrapServers: string;
+  /** Worker variables this Kafka needs beyond the defaults. */
+  readonly workerEnv: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+const DEMO_TOPICS = [
+  { name: TOPICS.orders, partitions: 12 },
+  { name: TOPICS.dlq, partitions: 12 },
+  { name: TOPICS.status, partitions: 12 },
+  { name: TOPICS.settlements, partitions: 6 },
+];
+
+/** DEMO_KAFKA: `mock` (default: librdkafka's mock cluster) or `real` (KRaft from testbed/). */
+function demoKafkaKind(): 'mock' | 'real' {
+  const raw = process.env['DEMO_KAFKA'] ?? 'mock';
+  if (raw === 'mock' || raw === 'real') return raw;
+  throw new DemoFailure('DEMO_KAFKA must be mock (the default) or real');
+}
+
+async function startDemoCluster(kind: 'mock' | 'real'): Promise<DemoCluster> {
+  if (kind === 'mock') {
+    const cluster = await KafkaMockCluster.start({ brokers: 3, topics: DEMO_TOPICS });
+    return {
+      name: 'the Kafka mock cluster',
+      screenName: 'librdkafka mock cluster',
+      brokers: cluster.brokers,
+      bootstrapServers: cluster.bootstrapServers,
+      workerEnv: {
+        // The mock has no controller to serve InitProducerId.
+        KAFKA_PRODUCER_IDEMPOTENT: 'false',
+        // The mock holds a rebalance for the session time-out minus 1 s.
+        KAFKA_SESSION_TIMEOUT: '6s',
+      },
+      stop: () => cluster.stop(),
+    };
+  }
+  const cluster = await KraftCluster.start({ nodes: 1 });
+  try {
+    const admin = demoKafka(cluster.brokers).admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: DEMO_TOPICS.map(({ name, partitions }) => ({
+          topic: name,
+          numPartitions: partitions,
+          replicationFactor: 1,
+        })),
+      });
+    } finally {
+      await admin.disconnect();
+    }
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return {
+    name: 'Apache Kafka',
+    screenName: `Apache Kafka ${KAFKA_VERSION} (KRaft)`,
+    brokers: cluster.brokers,
+    bootstrapServers: cluster.bootstrapServers,
+    workerEnv: { KAFKA_SESSION_TIMEOUT: '6s' },
+    stop: () => cluster.stop(),
+  };
+}
 /** The worker drains within 30 s (SHUTDOWN_DEADLINE_MS); a little more before SIGKILL. */
 const WORKER_GRACE_MS = 35_000;
 const SANDBOX_GRACE_MS = 5_000;
@@ -95,7 +170,7 @@ class Progress {
 
 interface Resources {
   database?: DemoDatabase;
-  cluster?: KafkaMockCluster;
+  cluster?: DemoCluster;
   observer?: Observer;
   sandbox?: ChildService;
   worker?: ChildService;
@@ -145,16 +220,11 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   }
   checkpoint();
 
-  progress.step('starting the Kafka mock cluster');
-  const cluster = await KafkaMockCluster.start({
-    brokers: BROKERS,
-    topics: [
-      { name: TOPICS.orders, partitions: 12 },
-      { name: TOPICS.dlq, partitions: 12 },
-      { name: TOPICS.status, partitions: 12 },
-      { name: TOPICS.settlements, partitions: 6 },
-    ],
-  });
+  const kafkaKind = demoKafkaKind();
+  progress.step(
+    kafkaKind === 'mock' ? 'starting the Kafka mock cluster' : 'starting Apache Kafka (KRaft)',
+  );
+  const cluster = await startDemoCluster(kafkaKind);
   resources.cluster = cluster;
   checkpoint();
 
@@ -211,8 +281,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
       ...basicEnv,
       DATABASE_URL: resources.database.url,
       KAFKA_BROKERS: cluster.bootstrapServers,
-      // The mock cluster holds a rebalance for the session time-out minus 1 s.
-      KAFKA_SESSION_TIMEOUT: '6s',
+      ...cluster.workerEnv,
       PAYFLOW_BASE_URL: sandboxUrl,
       PAYFLOW_PARTNER_BASE_URL: `${sandboxUrl}/partner`,
       PAYFLOW_CLIENT_ID: 'sandbox-client',
@@ -292,7 +361,8 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
 
   const placement: Placement = {
     bootstrapServers: cluster.bootstrapServers,
-    brokers: BROKERS,
+    kafka: cluster.screenName,
+    brokers: cluster.brokers.length,
     sandboxUrl,
     sandboxPid: sandbox.pid,
     workerPid: worker.pid,
@@ -352,9 +422,9 @@ async function shutdown(): Promise<string[]> {
     lines.push('the sandbox');
   }
   if (resources.cluster !== undefined) {
-    progress.step('stopping the Kafka mock cluster');
+    progress.step(`stopping ${resources.cluster.name}`);
     await resources.cluster.stop();
-    lines.push('the Kafka mock cluster');
+    lines.push(resources.cluster.name);
   }
   await resources.database?.close();
   progress.clear();
@@ -391,7 +461,7 @@ async function main(): Promise<number> {
     interrupted = signal;
     progress.clear();
     process.stderr.write(
-      `\ndemo: ${signal}: stopping the worker, the sandbox and the Kafka mock cluster (again to kill)\n`,
+      `\ndemo: ${signal}: stopping the worker, the sandbox and Kafka (again to kill)\n`,
     );
   };
   process.on('SIGINT', onSignal);

@@ -158,6 +158,8 @@ export function styleFor(colour: boolean): Style {
 }
 
 export interface Placement {
+  /** Which Kafka: `librdkafka mock cluster` or `Apache Kafka 3.9.1 (KRaft)`. */
+  readonly kafka: string;
   readonly bootstrapServers: string;
   readonly brokers: number;
   readonly sandboxUrl: string;
@@ -229,7 +231,7 @@ export function renderScreen(input: ScreenInput): string[] {
   lines.push(
     '',
     s.bold('Where it ran'),
-    `  Kafka     librdkafka mock cluster, ${placement.brokers} brokers: ${placement.bootstrapServers}`,
+    `  Kafka     ${placement.kafka}, ${placement.brokers} broker${placement.brokers === 1 ? '' : 's'}: ${placement.bootstrapServers}`,
     `  Payflow   sandbox ${placement.sandboxUrl} (pid ${placement.sandboxPid}), client sandbox-client`,
     `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/health/ready, /metrics)`,
     `  Postgres  ${placement.databaseUrl} (kept until the next run)`,

@@ -3,7 +3,7 @@
  * `npm run build` does, under the build lock the CLI test takes too), then
  * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes,
  * the ERP's events, the nightly settlement pull (its cron every 2 s), the screen, and a
- * clean stop.
+ * clean stop; then once more on real Apache Kafka (DEMO_KAFKA=real, a KRaft node of its own).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -24,12 +24,12 @@ interface DemoRun {
 }
 
 /** Runs the compiled demo with a plain environment (not a terminal: no colours). */
-function runDemo(timeoutMs: number): Promise<DemoRun> {
+function runDemo(timeoutMs: number, env: Record<string, string> = {}): Promise<DemoRun> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist/demo/main.js')], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DEMO_DATABASE_SERVER: TEST_DATABASE_SERVER },
+      env: { PATH: process.env.PATH ?? '', DEMO_DATABASE_SERVER: TEST_DATABASE_SERVER, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -160,5 +160,23 @@ describe('npm run demo (compiled)', () => {
       await db.end();
     }
     expect(run.ms).toBeLessThan(60_000);
+  }, 90_000);
+
+  it('runs the same loop on real Apache Kafka with DEMO_KAFKA=real', async () => {
+    const run = await runDemo(80_000, { DEMO_KAFKA: 'real' });
+    expect(run.err).not.toMatch(/demo: (failed|error)/i);
+    expect(run.code).toBe(0);
+    const { out } = run;
+    expect(out).toMatch(
+      /7 ERP events published to erp\.orders\.v1; back came 5 status events and 2 dead letters in [\d.]+ s\./,
+    );
+    expect(out).toMatch(/← settlement\.line ×3 /);
+    expect(out).toMatch(/Kafka +Apache Kafka 3\.9\.1 \(KRaft\), 1 broker: 127\.0\.0\.1:\d+\n/);
+    expect(out).toMatch(
+      /Stopped the worker \(SIGTERM: exit code 0 after [\d.]+ s\), the sandbox, Apache Kafka\./,
+    );
+    const pids = [...out.matchAll(/pid (\d+)/g)].map((match) => Number(match[1]));
+    expect(pids).toHaveLength(2);
+    expect(pids.filter(alive)).toEqual([]);
   }, 90_000);
 });

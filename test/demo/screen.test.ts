@@ -27,6 +27,7 @@ import {
 } from '../../demo/settlements.js';
 
 const placement = {
+  kafka: 'librdkafka mock cluster',
   bootstrapServers: '127.0.0.1:1',
   brokers: 1,
   sandboxUrl: 'http://127.0.0.1:2',
