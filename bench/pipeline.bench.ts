@@ -1,8 +1,12 @@
 /**
  * `npm run bench`: throughput and latency of the whole order pipeline.
  *
- * Per scenario: a Kafka mock cluster in this process (erp.orders.v1 with 12 partitions,
- * its .dlq, the status and settlement topics), a fresh database
+ * Every scenario runs on two Kafkas (BENCH_KAFKA=mock|real|both, default both): librdkafka's
+ * mock cluster in this process (3 brokers, started per scenario), and real Apache Kafka
+ * 3.9.1, a 3-node KRaft cluster (testbed/kafka; replication factor 3, min.insync.replicas 2,
+ * full JIT) started once for all real scenarios, the worker with its production producer
+ * (idempotent, acks=all). Per scenario: the topics (erp.orders.v1 with 12 partitions,
+ * its .dlq, the status and settlement topics; per scenario on the real cluster), a fresh database
  * (payflow_bridge_bench_<scenario>, dropped and created; the worker migrates it), the Payflow
  * sandbox as a child process with a fixed latency (0 or 100 ms), and the worker as a child
  * process: the real `node dist/src/main.js`, configured through its environment only.
@@ -15,7 +19,8 @@
  *    "backlog latency" runs from max(its produce time, that start) to its payment.created:
  *    with a backlog it mostly measures waiting in the queue.
  * 2. Latency (paced). Then, with the same worker, new events are produced at half the rate
- *    just measured for BENCH_PACED_SECONDS (10 s); their latency runs from the moment they
+ *    just measured (on real Kafka, key sequencing: at a fixed 500 orders/s, the rate of the
+ *    latency target) for BENCH_PACED_SECONDS (10 s); their latency runs from the moment they
  *    were handed to the producer to the moment their payment.created was read back, and is
  *    split at the database milestones (begin batch, complete batch, commit, relay batch).
  *
@@ -45,6 +50,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { KafkaMockCluster } from '../testbed/kafka/mock-cluster.js';
+import { KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import {
   measureCreatePaymentRate,
   startSandboxChild,
@@ -77,17 +83,43 @@ import {
 import { WorkerProcess } from '../testbed/worker-process.js';
 import { MetricsSampler, metricSum, type MemorySample } from './pipeline/metrics.js';
 
-const TOPICS = {
+interface Topics {
+  readonly orders: string;
+  readonly dlq: string;
+  readonly status: string;
+  readonly settlements: string;
+}
+
+const TOPICS: Topics = {
   orders: 'erp.orders.v1',
   dlq: 'erp.orders.v1.dlq',
   status: 'payflow.payment-status.v1',
   settlements: 'payflow.settlements.v1',
-} as const;
+};
+
+/** Where a scenario's events flow: librdkafka's mock, or a real 3-node KRaft cluster. */
+type KafkaKind = 'mock' | 'kraft-3';
+
+/** A scenario's Kafka: its brokers, its topics, what the worker needs on it, how to stop. */
+interface ScenarioKafka {
+  readonly brokers: readonly string[];
+  readonly bootstrapServers: string;
+  readonly topics: Topics;
+  /** Worker variables this Kafka needs beyond the defaults. */
+  readonly workerEnv: Readonly<Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+/** Paced rate of the real-Kafka latency target (p99 < 250 ms at 500 orders/s). */
+const TARGET_PACED_RATE = 500;
 
 const PER_ORDER = 4;
 
 interface Scenario {
   readonly name: string;
+  readonly kafka: KafkaKind;
+  /** Fixed rate of the paced phase; default half the throughput just measured. */
+  readonly pacedRate?: number;
   readonly sequencing: 'key' | 'partition';
   readonly latencyMs: number;
   /** Events of the throughput phase. */
@@ -108,6 +140,7 @@ interface Latency {
 
 interface ScenarioResult {
   readonly name: string;
+  readonly kafka: KafkaKind;
   readonly sequencing: 'key' | 'partition';
   readonly sandboxLatencyMs: number;
   readonly note?: string;
@@ -188,13 +221,8 @@ function log(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
-async function runScenario(scenario: Scenario, index: number): Promise<ScenarioResult> {
-  const machineBusyBeforePct = await waitForQuietMachine();
-  const maxInFlight = envNumber('BENCH_MAX_IN_FLIGHT', 1024);
-  const pacedSeconds = envNumber('BENCH_PACED_SECONDS', 10);
-  const problems: string[] = [];
-  const dbName = benchDatabaseName(scenario.name);
-  const databaseUrl = await freshDatabase(dbName);
+/** A fresh mock cluster with the contract's topics (one per scenario). */
+async function mockKafka(): Promise<ScenarioKafka> {
   const cluster = await KafkaMockCluster.start({
     brokers: 3,
     topics: [
@@ -204,8 +232,77 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
       { name: TOPICS.settlements, partitions: 6 },
     ],
   });
+  return {
+    brokers: cluster.brokers,
+    bootstrapServers: cluster.bootstrapServers,
+    topics: TOPICS,
+    workerEnv: {
+      // The mock cannot serve InitProducerId (it has no controller).
+      KAFKA_PRODUCER_IDEMPOTENT: 'false',
+      // The mock holds a fetch that finds nothing for the whole wait, even when data
+      // arrives meanwhile (real Kafka answers at once): keep the wait short.
+      KAFKA_FETCH_MAX_WAIT: '100ms',
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+/** The scenario's topics on the shared real cluster (replication factor 3). */
+async function realKafka(cluster: KraftCluster, scenario: string): Promise<ScenarioKafka> {
+  const prefix = `${scenario}-${randomUUID().slice(0, 8)}`;
+  const topics: Topics = {
+    orders: `${prefix}.erp.orders.v1`,
+    dlq: `${prefix}.erp.orders.v1.dlq`,
+    status: `${prefix}.payflow.payment-status.v1`,
+    settlements: `${prefix}.payflow.settlements.v1`,
+  };
+  const admin = benchKafka(cluster.brokers, 'bench-admin').admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: topics.orders, numPartitions: 12, replicationFactor: 3 },
+        { topic: topics.dlq, numPartitions: 12, replicationFactor: 3 },
+        { topic: topics.status, numPartitions: 12, replicationFactor: 3 },
+        { topic: topics.settlements, numPartitions: 6, replicationFactor: 3 },
+      ],
+    });
+  } finally {
+    await admin.disconnect();
+  }
+  return {
+    brokers: cluster.brokers,
+    bootstrapServers: cluster.bootstrapServers,
+    topics,
+    workerEnv: {},
+    // The cluster outlives the scenario; its topics are left (the cluster is thrown away).
+    stop: () => Promise.resolve(),
+  };
+}
+
+async function runScenario(
+  scenario: Scenario,
+  index: number,
+  realCluster: KraftCluster | undefined,
+): Promise<ScenarioResult> {
+  const machineBusyBeforePct = await waitForQuietMachine();
+  const maxInFlight = envNumber('BENCH_MAX_IN_FLIGHT', 1024);
+  const pacedSeconds = envNumber('BENCH_PACED_SECONDS', 10);
+  const problems: string[] = [];
+  const label = `${scenario.kafka}-${scenario.name}`;
+  const dbName = benchDatabaseName(label);
+  const databaseUrl = await freshDatabase(dbName);
+  let cluster: ScenarioKafka;
+  if (scenario.kafka === 'mock') {
+    cluster = await mockKafka();
+  } else {
+    if (realCluster === undefined) throw new Error('no real Kafka cluster for a kraft scenario');
+    cluster = await realKafka(realCluster, label);
+  }
+  const topics = cluster.topics;
   const sandbox = await startSandboxChild({ latencyMs: scenario.latencyMs });
-  const kafka = benchKafka(cluster.brokers, `bench-${scenario.name}`);
+  const kafka = benchKafka(cluster.brokers, `bench-${label}`);
   let worker: WorkerProcess | undefined;
   let reader: StatusReader | undefined;
   let producer: EventProducer | undefined;
@@ -216,14 +313,14 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
       perOrder: PER_ORDER,
       seed: 20_000 + index,
     }).slice(0, scenario.events);
-    const readerStarting = StatusReader.start(kafka, TOPICS.status, TOPICS.dlq);
-    producer = await EventProducer.start(kafka, TOPICS.orders);
+    const readerStarting = StatusReader.start(kafka, topics.status, topics.dlq);
+    producer = await EventProducer.start(kafka, topics.orders);
     await producer.sendAll(events);
     reader = await readerStarting;
     log(`  ${events.length} events produced; starting the worker`);
 
     const spawnedAt = performance.now();
-    const profDir = process.env.BENCH_CPU_PROF === '1' ? profileDir(scenario.name) : undefined;
+    const profDir = process.env.BENCH_CPU_PROF === '1' ? profileDir(label) : undefined;
     worker = await WorkerProcess.start({
       env: {
         NODE_ENV: 'production',
@@ -231,14 +328,11 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
         DATABASE_URL: databaseUrl,
         DB_POOL_SIZE: String(envNumber('BENCH_DB_POOL_SIZE', 20)),
         KAFKA_BROKERS: cluster.bootstrapServers,
-        KAFKA_GROUP_ID: `payflow-bridge-bench-${scenario.name}-${randomUUID().slice(0, 8)}`,
+        KAFKA_GROUP_ID: `payflow-bridge-bench-${label}-${randomUUID().slice(0, 8)}`,
         KAFKA_SESSION_TIMEOUT: '6s',
-        // The mock holds a fetch that finds nothing for the whole wait, even when data
-        // arrives meanwhile (real Kafka answers at once): keep the wait short.
-        KAFKA_FETCH_MAX_WAIT: '100ms',
-        TOPIC_ORDERS: TOPICS.orders,
-        TOPIC_PAYMENT_STATUS: TOPICS.status,
-        TOPIC_SETTLEMENTS: TOPICS.settlements,
+        TOPIC_ORDERS: topics.orders,
+        TOPIC_PAYMENT_STATUS: topics.status,
+        TOPIC_SETTLEMENTS: topics.settlements,
         MAX_IN_FLIGHT: String(maxInFlight),
         ORDER_SEQUENCING: scenario.sequencing,
         PAYFLOW_BASE_URL: sandbox.url,
@@ -249,6 +343,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
         WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
         HTTP_PORT: '0',
         HTTP_HOST: '127.0.0.1',
+        ...cluster.workerEnv,
         ...extraWorkerEnv(),
       },
       ...(profDir === undefined ? {} : { cpuProfileDir: profDir }),
@@ -261,7 +356,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
         : { main: process.env.BENCH_WORKER_MAIN }),
       ...(process.env.BENCH_WORKER_LOG === undefined
         ? {}
-        : { logFile: `${process.env.BENCH_WORKER_LOG}.${scenario.name}.log` }),
+        : { logFile: `${process.env.BENCH_WORKER_LOG}.${label}.log` }),
     });
     const rss = new RssSampler(worker.pid);
     const metrics = worker.httpPort === undefined ? undefined : new MetricsSampler(worker.httpPort);
@@ -337,7 +432,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
     let paced: Omit<NonNullable<ScenarioResult['paced']>, 'stagesMs'> | null = null;
     let pacedEvents: BenchEvent[] = [];
     if (finished && status.deadLetters === 0) {
-      const rate = Math.max(1, Math.round(ordersPerSecond / 2));
+      const rate = scenario.pacedRate ?? Math.max(1, Math.round(ordersPerSecond / 2));
       const count = Math.max(PER_ORDER, Math.round(rate * pacedSeconds));
       pacedEvents = paymentRequests({
         prefix: `PO-${index}`,
@@ -421,6 +516,7 @@ async function runScenario(scenario: Scenario, index: number): Promise<ScenarioR
       (paced === null || paced.completed === paced.events);
     return {
       name: scenario.name,
+      kafka: scenario.kafka,
       sequencing: scenario.sequencing,
       sandboxLatencyMs: scenario.latencyMs,
       ...(scenario.note === undefined ? {} : { note: scenario.note }),
@@ -522,9 +618,17 @@ function profileDir(scenario: string): string {
   return fileURLToPath(new URL(`../../bench/results/profiles/${scenario}`, import.meta.url));
 }
 
+function kafkaKinds(): KafkaKind[] {
+  const raw = process.env.BENCH_KAFKA ?? 'both';
+  if (raw === 'both') return ['mock', 'kraft-3'];
+  if (raw === 'mock') return ['mock'];
+  if (raw === 'real') return ['kraft-3'];
+  throw new Error('BENCH_KAFKA must be mock, real or both');
+}
+
 function scenarios(events: number): Scenario[] {
   const subset = Math.min(events, 2_000);
-  const all: Scenario[] = [
+  const base: Omit<Scenario, 'kafka'>[] = [
     { name: 'key-0ms', sequencing: 'key', latencyMs: 0, events, boundMs: 120_000 },
     {
       name: 'partition-0ms',
@@ -553,6 +657,16 @@ function scenarios(events: number): Scenario[] {
       note: `bounded subset: the first ${subset} events (${subset / PER_ORDER} orders x ${PER_ORDER}); all ${events} would take ~${Math.round(events / 12 / 9 / 60)} min`,
     },
   ];
+  const all: Scenario[] = kafkaKinds().flatMap((kafka) =>
+    base.map((scenario) => ({
+      ...scenario,
+      kafka,
+      // The real-Kafka latency target is set at a paced 500 orders/s.
+      ...(kafka === 'kraft-3' && scenario.sequencing === 'key'
+        ? { pacedRate: TARGET_PACED_RATE }
+        : {}),
+    })),
+  );
   const only = (process.env.BENCH_SCENARIOS ?? '')
     .split(',')
     .map((name) => name.trim())
@@ -571,16 +685,65 @@ interface Target {
   readonly met: boolean | null;
 }
 
+/** The issue's targets on real Kafka (3 nodes, Payflow at 100 ms, these 2 cores). */
+function realKafkaTargets(results: readonly ScenarioResult[]): Target[] {
+  const real = new Map(
+    results.filter((result) => result.kafka === 'kraft-3').map((result) => [result.name, result]),
+  );
+  const key100 = real.get('key-100ms');
+  const part100 = real.get('partition-100ms');
+  if (key100 === undefined) return [];
+  const speedup =
+    part100 === undefined || part100.ordersPerSecond === 0
+      ? undefined
+      : key100.ordersPerSecond / part100.ordersPerSecond;
+  const paced = key100.paced;
+  return [
+    {
+      name: 'real Kafka, 100 ms: orders/s (key-100ms)',
+      required: '>= 1000',
+      reached: String(key100.ordersPerSecond),
+      met: key100.valid && key100.ordersPerSecond >= 1_000,
+    },
+    {
+      name: 'real Kafka, 100 ms: key-100ms / partition-100ms',
+      required: '>= 15x',
+      reached:
+        speedup === undefined || part100 === undefined
+          ? 'not run'
+          : `${round(speedup, 1)}x (${key100.ordersPerSecond} / ${part100.ordersPerSecond})`,
+      met: speedup === undefined ? null : speedup >= 15,
+    },
+    {
+      name: 'real Kafka, 100 ms: worker CPU per order (key-100ms)',
+      required: '<= 0.25 ms',
+      reached: `${key100.cpu.workerMsPerOrder} ms`,
+      met: key100.valid && key100.cpu.workerMsPerOrder <= 0.25,
+    },
+    {
+      name: `real Kafka, 100 ms: p99 event → payment.created at a paced ${TARGET_PACED_RATE}/s`,
+      required: '< 250 ms',
+      reached:
+        paced === null
+          ? 'not run'
+          : `${paced.latencyMs.p99} ms (${paced.completed} events at ${paced.rate}/s)`,
+      met: paced === null ? null : paced.rate === TARGET_PACED_RATE && paced.latencyMs.p99 < 250,
+    },
+  ];
+}
+
 function targets(results: readonly ScenarioResult[], bare: CreatePaymentRate | null): Target[] {
-  const byName = new Map(results.map((result) => [result.name, result]));
+  const byName = new Map(
+    results.filter((result) => result.kafka === 'mock').map((result) => [result.name, result]),
+  );
   const part100 = byName.get('partition-100ms');
   const key0 = byName.get('key-0ms');
-  const list: Target[] = [];
+  const list: Target[] = [...realKafkaTargets(results)];
   for (const name of ['key-100ms', 'key-100ms-heap192']) {
     const key100 = byName.get(name);
     if (key100 === undefined) continue;
     list.push({
-      name: `100 ms: orders/s (${name})`,
+      name: `mock, 100 ms: orders/s (${name})`,
       required: '>= 1000',
       reached: String(key100.ordersPerSecond),
       met: key100.valid && key100.ordersPerSecond >= 1_000,
@@ -590,7 +753,7 @@ function targets(results: readonly ScenarioResult[], bare: CreatePaymentRate | n
         ? undefined
         : key100.ordersPerSecond / part100.ordersPerSecond;
     list.push({
-      name: `100 ms: ${name} / partition-100ms`,
+      name: `mock, 100 ms: ${name} / partition-100ms`,
       required: '>= 15x',
       reached:
         speedup === undefined || part100 === undefined
@@ -602,7 +765,7 @@ function targets(results: readonly ScenarioResult[], bare: CreatePaymentRate | n
   const share =
     key0 === undefined || bare === null ? undefined : key0.ordersPerSecond / bare.requestsPerSecond;
   list.push({
-    name: '0 ms: orders/s vs bare API',
+    name: 'mock, 0 ms: orders/s vs bare API',
     required: '>= 0.7x',
     reached:
       share === undefined || bare === null || key0 === undefined
@@ -644,12 +807,12 @@ function summary(
     '',
   );
   lines.push(
-    '| scenario | orders/s | paced latency p50 / p95 / p99 ms (rate) | backlog latency p50 / p95 / p99 ms | worker max RSS MB | worker CPU % (ms/order) | postgres CPU % | sandbox CPU % | bench+kafka CPU % | other CPU % | machine busy % | valid |',
-    '| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| kafka | scenario | orders/s | paced latency p50 / p95 / p99 ms (rate) | backlog latency p50 / p95 / p99 ms | worker max RSS MB | worker CPU % (ms/order) | postgres CPU % | sandbox CPU % | bench+kafka CPU % | other CPU % | machine busy % | valid |',
+    '| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   );
   for (const result of results) {
     lines.push(
-      `| ${result.name}${result.note === undefined ? '' : ' *'} | ${result.ordersPerSecond} | ` +
+      `| ${result.kafka} | ${result.name}${result.note === undefined ? '' : ' *'} | ${result.ordersPerSecond} | ` +
         `${result.paced === null ? '–' : `${formatLatency(result.paced.latencyMs)} (${result.paced.rate}/s)`} | ` +
         `${formatLatency(result.backlogLatencyMs)} | ${result.workerMaxRssMb} | ` +
         `${result.cpu.workerPct} (${result.cpu.workerMsPerOrder}) | ${result.cpu.postgresPct} | ` +
@@ -660,7 +823,7 @@ function summary(
   }
   if (bare !== null) {
     lines.push(
-      `| bare API (POST /api/payments, concurrency ${bare.concurrency}) | ${bare.requestsPerSecond} | ` +
+      `| – | bare API (POST /api/payments, concurrency ${bare.concurrency}) | ${bare.requestsPerSecond} | ` +
         `p50 ${bare.p50Ms} / p99 ${bare.p99Ms} (per request) | – | – | – | – | ` +
         `${round((bare.serverCpuMsPerRequest * bare.requestsPerSecond) / 10, 1)} | – | – | – | ${bare.errors === 0 ? 'yes' : `${bare.errors} errors`} |`,
     );
@@ -668,7 +831,12 @@ function summary(
   const notes = results.filter((result) => result.note !== undefined);
   if (notes.length > 0) {
     lines.push('');
-    for (const result of notes) lines.push(`\\* ${result.name}: ${result.note ?? ''}`);
+    const noted = new Set<string>();
+    for (const result of notes) {
+      if (noted.has(result.name)) continue;
+      noted.add(result.name);
+      lines.push(`\\* ${result.name}: ${result.note ?? ''}`);
+    }
   }
   lines.push('', '| target | required | reached | met |', '| --- | --- | --- | --- |');
   for (const target of targets(results, bare)) {
@@ -707,13 +875,27 @@ async function main(): Promise<void> {
   }
   const results: ScenarioResult[] = [];
   const list = scenarios(events);
-  for (const [index, scenario] of list.entries()) {
-    log(
-      `${scenario.name}: ${scenario.events} events, sequencing ${scenario.sequencing}, sandbox ${scenario.latencyMs} ms`,
-    );
-    const result = await runScenario(scenario, index);
-    results.push(result);
-    if (!result.valid) log(`  INVALID: ${result.problems.join('; ')}`);
+  let realCluster: Awaited<ReturnType<typeof KraftCluster.start>> | undefined;
+  let realKafkaStart: { readyMs: number; rssMb: readonly number[] } | null = null;
+  try {
+    if (list.some((scenario) => scenario.kafka === 'kraft-3')) {
+      log('real Kafka: starting a 3-node KRaft cluster (Apache Kafka 3.9.1, full JIT)');
+      realCluster = await KraftCluster.start({ nodes: 3, jit: 'full' });
+      realKafkaStart = realCluster.figures;
+      log(
+        `  ready in ${realCluster.figures.readyMs} ms, RSS ${realCluster.figures.rssMb.join(' + ')} MB`,
+      );
+    }
+    for (const [index, scenario] of list.entries()) {
+      log(
+        `${scenario.kafka} ${scenario.name}: ${scenario.events} events, sequencing ${scenario.sequencing}, sandbox ${scenario.latencyMs} ms`,
+      );
+      const result = await runScenario(scenario, index, realCluster);
+      results.push(result);
+      if (!result.valid) log(`  INVALID: ${result.problems.join('; ')}`);
+    }
+  } finally {
+    await realCluster?.stop();
   }
   const text = summary(results, bare, settings);
   const output = {
@@ -723,6 +905,7 @@ async function main(): Promise<void> {
     settings,
     totalSeconds: round((performance.now() - started) / 1000, 1),
     machineBusyBeforePct: idleBusy,
+    realKafkaStart,
     bareApi: bare,
     scenarios: results,
     targets: targets(results, bare),
