@@ -168,6 +168,8 @@ function round(value: number, decimals: number): number {
 export interface SandboxChildOptions {
   /** SANDBOX_LATENCY_MS: fixed latency added to every Payflow call. Default 0. */
   latencyMs?: number;
+  /** More sandbox variables (e.g. SANDBOX_WEBHOOK_CA_FILE). */
+  env?: Record<string, string>;
 }
 
 /** Starts `node dist/src/sandbox/main.js` on an ephemeral port. */
@@ -185,6 +187,7 @@ export async function startSandboxChild(options: SandboxChildOptions = {}): Prom
       SANDBOX_PORT: '0',
       SANDBOX_LOG_LEVEL: 'warn',
       SANDBOX_LATENCY_MS: String(options.latencyMs ?? 0),
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,0 +1,494 @@
+/**
+ * `npm run chaos`: the fault campaign. On a fresh 3-node Kafka cluster (KRaft, replication
+ * factor 3, min.insync.replicas 2), a fresh database and the Payflow sandbox as a child
+ * process, two workers (the real dist/src/main.js, child processes) take 10,000 order lives
+ * of every event type while Payflow's webhooks flow back over HTTPS, and meanwhile:
+ *
+ * - 10 worker SIGKILLs at random moments (each worker is started again at once);
+ * - one broker SIGKILL, restarted about 15 s later;
+ * - one Postgres restart (pg_ctlcluster … restart);
+ * - the sandbox answering 30 % 5xx, then 429 with Retry-After, then with 2 s of latency.
+ *
+ * Then it checks the parties' own records (testbed/invariants.ts: the sandbox's payments,
+ * Postgres's tables, the status and dead-letter topics), prints a table and writes
+ * bench/results/chaos.json. Exit 0 only with no duplicate payment, no lost event, no status
+ * event missing or out of order, no worker alive but deaf, and no creation in doubt whose
+ * request never left its worker.
+ *
+ * Seeded: the seed is printed; CHAOS_SEED=<n> replays the same plan (the same orders, the
+ * same fault moments; the machine's timing still differs). CHAOS_ORDERS (10000) and
+ * CHAOS_RATE (events/s, 100) scale it; CHAOS_KEEP_DB=1 keeps the database.
+ */
+import { randomInt } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { KraftCluster, freePorts } from '../testbed/kafka/kraft-cluster.js';
+import {
+  checkInvariants,
+  eventsOnTopic,
+  formatReport,
+  waitSettled,
+  type InvariantReport,
+} from '../testbed/invariants.js';
+import { createTopics, PacedProducer } from '../testbed/kafka-io.js';
+import { interleave, planOrders, prng, type OrderPlan } from '../testbed/order-load.js';
+import { selfSignedTls } from '../testbed/tls.js';
+import { WorkerProcess } from '../testbed/worker-process.js';
+import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
+import { startSandboxChild } from './sandbox.bench.js';
+import { PayflowRecorder, WebhookBalancer } from './chaos/proxies.js';
+import { StatusFollower } from './chaos/status-follower.js';
+
+const execFileAsync = promisify(execFile);
+
+const TOPICS = {
+  orders: 'erp.orders.v1',
+  dlq: 'erp.orders.v1.dlq',
+  status: 'payflow.payment-status.v1',
+  settlements: 'payflow.settlements.v1',
+} as const;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const started = performance.now();
+const elapsed = (): string => `${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s`;
+const log = (line: string): void => {
+  process.stdout.write(`[${elapsed()}] ${line}\n`);
+};
+
+function envNumber(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+/** One worker slot: its fixed port and every process that ran in it. */
+interface Slot {
+  readonly name: string;
+  readonly port: number;
+  current: WorkerProcess | undefined;
+  readonly lives: Life[];
+}
+
+/** One process of a slot, and whether it was seen consuming. */
+interface Life {
+  readonly pid: number;
+  readonly startedAt: number;
+  endedAt: number | undefined;
+  consumed: boolean;
+  liveOk: boolean;
+}
+
+interface FaultRecord {
+  readonly at: string;
+  readonly what: string;
+}
+
+async function main(): Promise<void> {
+  const seed = Number(process.env.CHAOS_SEED ?? randomInt(1, 2 ** 31 - 1));
+  const orders = envNumber('CHAOS_ORDERS', 10_000);
+  const rate = envNumber('CHAOS_RATE', 100);
+  log(
+    `fault campaign: seed ${seed} (replay with CHAOS_SEED=${seed}), ${orders} orders at ${rate} events/s`,
+  );
+  const random = prng(seed);
+  const runDir = await mkdtemp(join(tmpdir(), 'pfb-chaos-'));
+  const faults: FaultRecord[] = [];
+  const fault = (what: string): void => {
+    faults.push({ at: elapsed().trim(), what });
+    log(`FAULT ${what}`);
+  };
+
+  // ---- the parties
+  const cluster = await KraftCluster.start({ nodes: 3, parentDir: runDir });
+  log(`3-node Kafka cluster ready in ${(cluster.figures.readyMs / 1000).toFixed(1)} s`);
+  const dbName = benchDatabaseName('chaos');
+  const databaseUrl = await freshDatabase(dbName);
+  const tls = await selfSignedTls();
+  await writeFile(join(runDir, 'cert.pem'), tls.cert);
+  await writeFile(join(runDir, 'key.pem'), tls.key);
+  const sandbox = await startSandboxChild({
+    env: { SANDBOX_WEBHOOK_CA_FILE: join(runDir, 'cert.pem') },
+  });
+  const recorder = await PayflowRecorder.start(sandbox.url);
+  const ports = await freePorts(2);
+  const slots: Slot[] = ports.map((port, index) => ({
+    name: `worker-${index + 1}`,
+    port,
+    current: undefined,
+    lives: [],
+  }));
+  const balancer = await WebhookBalancer.start(() =>
+    slots.flatMap((slot) => (slot.current?.alive === true ? [slot.port] : [])),
+  );
+  await createTopics(
+    cluster.brokers,
+    [
+      { topic: TOPICS.orders, partitions: 12 },
+      { topic: TOPICS.dlq, partitions: 12 },
+      { topic: TOPICS.status, partitions: 12 },
+      { topic: TOPICS.settlements, partitions: 6 },
+    ],
+    3,
+  );
+
+  const workerEnv = (slot: Slot): Record<string, string> => ({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: databaseUrl,
+    DB_POOL_SIZE: '10',
+    KAFKA_BROKERS: cluster.bootstrapServers,
+    KAFKA_GROUP_ID: 'payflow-bridge-chaos',
+    KAFKA_SESSION_TIMEOUT: '6s',
+    KAFKA_FETCH_MAX_WAIT: '500ms',
+    TOPIC_ORDERS: TOPICS.orders,
+    TOPIC_PAYMENT_STATUS: TOPICS.status,
+    TOPIC_SETTLEMENTS: TOPICS.settlements,
+    MAX_IN_FLIGHT: '128',
+    RETRY_MAX_ATTEMPTS: '30',
+    RETRY_MAX_DURATION: '10m',
+    PAYFLOW_BASE_URL: recorder.url,
+    PAYFLOW_PARTNER_BASE_URL: `${recorder.url}/partner`,
+    PAYFLOW_CLIENT_ID: 'sandbox-client',
+    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
+    PAYFLOW_MAX_CONNECTIONS: '128',
+    WEBHOOK_PUBLIC_BASE_URL: `https://localhost:${balancer.port}`,
+    WEBHOOK_PROCESSING_POLL_INTERVAL: '250ms',
+    TLS_CERT_FILE: join(runDir, 'cert.pem'),
+    TLS_KEY_FILE: join(runDir, 'key.pem'),
+    HTTP_PORT: String(slot.port),
+    HTTP_HOST: '127.0.0.1',
+    RECONCILE_ENABLED: 'false',
+    SETTLEMENT_ENABLED: 'false',
+  });
+  const startSlot = async (slot: Slot): Promise<void> => {
+    const worker = await WorkerProcess.start({
+      env: workerEnv(slot),
+      logFile: join(runDir, `${slot.name}.log`),
+      startTimeoutMs: 120_000,
+      ca: tls.ca,
+    });
+    slot.current = worker;
+    slot.lives.push({
+      pid: worker.pid,
+      startedAt: performance.now(),
+      endedAt: undefined,
+      consumed: false,
+      liveOk: false,
+    });
+  };
+  await Promise.all(slots.map(startSlot));
+  log(`workers ${slots.map((slot) => slot.current?.pid).join(', ')} consuming`);
+
+  // Watches every live worker: did it consume since it started, does /health/live answer?
+  let watching = true;
+  const watcher = (async () => {
+    while (watching) {
+      for (const slot of slots) {
+        const worker = slot.current;
+        const life = slot.lives.at(-1);
+        if (worker === undefined || life === undefined || !worker.alive) continue;
+        const processed = await worker.metric('payflow_bridge_order_events_processed_total');
+        if ((processed ?? 0) > 0) life.consumed = true;
+        if ((await worker.get('/health/live')).status === 200) life.liveOk = true;
+      }
+      await sleep(1_000);
+    }
+  })();
+
+  // ---- the load and the webhooks flowing back
+  const plans = planOrders({ prefix: `CH-${seed}`, orders, seed });
+  const events = interleave(plans, seed + 1);
+  const lifeOf = new Map<string, OrderPlan['life']>(plans.map((plan) => [plan.orderId, plan.life]));
+  const follower = await StatusFollower.start(
+    cluster.brokers,
+    TOPICS.status,
+    sandbox.url,
+    (orderId) => {
+      // Orders that only get a payment: the payer opens the link or pays.
+      if (lifeOf.get(orderId) !== 'created') return undefined;
+      const draw = random();
+      return draw < 0.5 ? 'paid' : draw < 0.8 ? 'opened' : undefined;
+    },
+  );
+  const producer = await PacedProducer.start(cluster.brokers, TOPICS.orders);
+  const loadSeconds = events.length / rate;
+  log(`${events.length} events of ${orders} orders over ~${loadSeconds.toFixed(0)} s`);
+  const sending = producer.sendPaced(events, rate);
+
+  // ---- the fault plan (seeded moments within the load)
+  const window = Math.max(60, loadSeconds - 20) * 1000;
+  const at = (fraction: number): number => Math.round(10_000 + fraction * (window - 10_000));
+  const killMoments = Array.from({ length: 10 }, () => at(random())).sort((a, b) => a - b);
+  const brokerAt = at(0.3 + random() * 0.2);
+  const brokerVictim = 1 + Math.floor(random() * 3);
+  const postgresAt = at(0.55 + random() * 0.2);
+  const phases = [
+    { at: at(0.1), name: '30 % 5xx' },
+    { at: at(0.3), name: '429 with Retry-After' },
+    { at: at(0.5), name: '2 s latency' },
+    { at: at(0.7), name: 'no fault' },
+  ];
+  const control = async (method: string, path: string, body?: unknown): Promise<void> => {
+    const response = await fetch(`${sandbox.url}/sandbox${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
+    await response.arrayBuffer();
+  };
+  const loadStart = performance.now();
+  const waitUntil = async (ms: number): Promise<void> => {
+    const left = loadStart + ms - performance.now();
+    if (left > 0) await sleep(left);
+  };
+
+  const workerKills = (async () => {
+    for (const [index, moment] of killMoments.entries()) {
+      await waitUntil(moment);
+      // A worker gets at least 5 s after its start before the next kill.
+      const newest = Math.max(...slots.map((slot) => slot.lives.at(-1)?.startedAt ?? 0));
+      if (performance.now() - newest < 5_000) await sleep(5_000 - (performance.now() - newest));
+      const alive = slots.filter((slot) => slot.current?.alive === true);
+      const slot = alive[Math.floor(random() * alive.length)];
+      if (slot?.current === undefined) continue;
+      const victim = slot.current;
+      const inFlight = await victim.metric('payflow_bridge_order_events_in_flight');
+      await victim.kill();
+      const life = slot.lives.at(-1);
+      if (life !== undefined) life.endedAt = performance.now();
+      fault(
+        `worker kill ${index + 1}/10: SIGKILL ${slot.name} (pid ${victim.pid}, ${inFlight ?? '?'} in flight)`,
+      );
+      // A start can fail while a broker or Postgres is down (it exits 1): try again.
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        try {
+          await startSlot(slot);
+          break;
+        } catch (error) {
+          log(`could not start ${slot.name} (attempt ${attempt}): ${String(error).split('\n')[0]}`);
+          await sleep(3_000);
+        }
+      }
+      log(`${slot.name} started again (pid ${slot.current?.pid})`);
+    }
+  })();
+  const brokerKill = (async () => {
+    await waitUntil(brokerAt);
+    await cluster.kill(brokerVictim);
+    fault(`broker ${brokerVictim} SIGKILL`);
+    await sleep(15_000);
+    await cluster.restart(brokerVictim);
+    fault(`broker ${brokerVictim} restarted`);
+  })();
+  const postgresRestart = (async () => {
+    await waitUntil(postgresAt);
+    const versions = await readdir('/etc/postgresql');
+    const version = versions[0] ?? '15';
+    fault(`Postgres restart (pg_ctlcluster ${version} main restart)`);
+    await execFileAsync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart']);
+    log('Postgres is back');
+  })();
+  const sandboxFaults = (async () => {
+    for (const phase of phases) {
+      await waitUntil(phase.at);
+      await control('DELETE', '/faults');
+      if (phase.name === '30 % 5xx') {
+        // 503 (Payflow did nothing: retried) and 500 (may have: a creation is in doubt).
+        await control('POST', '/faults', { path: '/**', status: 503, rate: 0.25 });
+        await control('POST', '/faults', { path: '/**', status: 500, rate: 0.067 });
+      } else if (phase.name === '429 with Retry-After') {
+        await control('POST', '/faults', {
+          path: '/**',
+          status: 429,
+          rate: 0.3,
+          retryAfterSeconds: 2,
+        });
+      } else if (phase.name === '2 s latency') {
+        await control('POST', '/faults', { path: '/**', latencyMs: 2_000 });
+      }
+      fault(`sandbox: ${phase.name}`);
+    }
+  })();
+
+  await Promise.all([sending, workerKills, brokerKill, postgresRestart, sandboxFaults]);
+  const loadEndedAt = performance.now();
+  log(
+    `all ${producer.sent} sends done (${producer.failedSends} failed and resent); waiting for the pipeline to settle`,
+  );
+
+  // ---- settle (what reached the topic: kafkajs may lose an acknowledged record, see report)
+  const onTopic = await eventsOnTopic(cluster.brokers, TOPICS.orders, events);
+  const open = await waitSettled(
+    databaseUrl,
+    onTopic.map((event) => event.eventId),
+    300_000,
+    (() => {
+      let last = 0;
+      return (openNow: number, pending: number) => {
+        if (performance.now() - last > 10_000) {
+          last = performance.now();
+          log(`  ${openNow} events open, ${pending} outbox rows pending`);
+        }
+      };
+    })(),
+  );
+  log(`settled: ${open} open`);
+  // Creations in doubt that exist at Payflow end when Payflow says so: a webhook names them.
+  const inDoubt = await follower.simulateInDoubt(databaseUrl);
+  log(`in-doubt creations found at Payflow and opened there: ${inDoubt}`);
+  // Webhook deliveries that failed during a worker kill are retried on Payflow's schedule.
+  await sleep(3_000);
+  await control('POST', '/clock/advance', { minutes: 6 });
+  await follower.waitWebhooks(60_000);
+  await waitSettled(databaseUrl, [], 60_000);
+
+  // ---- not deaf: after every fault, each live worker still takes events. A probe of 48
+  // new orders spreads over every partition; each live worker must process some of them.
+  const probePlans = planOrders({ prefix: `PROBE-${seed}`, orders: 48, seed: seed + 2 }).map(
+    (plan) => ({ ...plan, events: plan.events.slice(0, 1) }),
+  );
+  const probe = probePlans.flatMap((plan) => plan.events);
+  const before = await Promise.all(
+    slots.map((slot) =>
+      slot.current === undefined
+        ? Promise.resolve(undefined)
+        : slot.current.metric('payflow_bridge_order_events_processed_total'),
+    ),
+  );
+  await producer.sendPaced(probe, 1_000);
+  const probeOpen = await waitSettled(
+    databaseUrl,
+    (await eventsOnTopic(cluster.brokers, TOPICS.orders, probe)).map((event) => event.eventId),
+    60_000,
+  );
+  const after = await Promise.all(
+    slots.map((slot) =>
+      slot.current === undefined
+        ? Promise.resolve(undefined)
+        : slot.current.metric('payflow_bridge_order_events_processed_total'),
+    ),
+  );
+  const probeTaken = slots.map((slot, index) => ({
+    slot: slot.name,
+    pid: slot.current?.pid ?? 0,
+    processed: (after[index] ?? 0) - (before[index] ?? 0),
+  }));
+  log(`probe: ${probeOpen} open; processed per worker ${JSON.stringify(probeTaken)}`);
+  events.push(...probe);
+  watching = false;
+  await watcher;
+
+  // ---- stop and check
+  await producer.stop();
+  await follower.stop();
+  const exits = await Promise.all(
+    slots.map((slot) => slot.current?.stop() ?? Promise.resolve(null)),
+  );
+  for (const slot of slots) {
+    const life = slot.lives.at(-1);
+    if (life !== undefined) life.endedAt = performance.now();
+  }
+  const report = await checkInvariants({
+    databaseUrl,
+    sandboxUrl: sandbox.url,
+    brokers: cluster.brokers,
+    topics: TOPICS,
+    events,
+    sentPaymentTokens: recorder.paymentTokens,
+  });
+  const lives = slots.flatMap((slot) => slot.lives.map((life) => ({ slot: slot.name, ...life })));
+  // Deaf: alive for 20 s or more while the load ran and never seen consuming or answering
+  // /health/live; or alive at the end and taking none of the probe.
+  const deaf = [
+    ...lives.filter(
+      (life) =>
+        Math.min(life.endedAt ?? loadEndedAt, loadEndedAt) - life.startedAt >= 20_000 &&
+        !(life.consumed && life.liveOk),
+    ),
+    ...probeTaken.filter((taken) => taken.processed <= 0),
+  ];
+  const webhooks = follower.summary();
+  const problems = [...report.problems];
+  if (open > 0) problems.push(`${open} event(s) still open after 5 minutes`);
+  if (deaf.length > 0) problems.push(`${deaf.length} worker process(es) alive but deaf`);
+  if (webhooks.missing > 0) {
+    problems.push(`${webhooks.missing} simulated payment(s) without their payment.status_changed`);
+  }
+  const passed = problems.length === 0;
+  const seconds = Math.round((performance.now() - started) / 1000);
+
+  process.stdout.write(`\n${formatReport(report)}\n`);
+  const extra: [string, string][] = [
+    ['worker processes (restarts)', `${lives.length} (${lives.length - slots.length})`],
+    ['worker processes alive but deaf', String(deaf.length)],
+    ['final worker exit codes', exits.map(String).join(', ')],
+    ['webhooks simulated / status events seen', `${webhooks.simulated} / ${webhooks.seen}`],
+    ['Payflow requests through the recorder', String(recorder.requests)],
+    ['wall time', `${seconds} s`],
+  ];
+  for (const [label, value] of extra) process.stdout.write(`${label.padEnd(44)}  ${value}\n`);
+  process.stdout.write(`\n${passed ? 'PASSED' : `FAILED: ${problems.join('; ')}`}\n`);
+
+  const result = {
+    name: 'fault campaign (npm run chaos)',
+    date: new Date().toISOString(),
+    seed,
+    orders,
+    rate,
+    passed,
+    problems,
+    wallSeconds: seconds,
+    faults,
+    report: summarize(report),
+    workers: { processes: lives.length, deaf: deaf.length, exits, lives },
+    webhooks,
+    probe: probeTaken,
+    payflowRequests: recorder.requests,
+    producer: {
+      sent: producer.sent,
+      failedSends: producer.failedSends,
+      lastError: producer.lastError ?? null,
+    },
+  };
+  const file = fileURLToPath(new URL('../../bench/results/chaos.json', import.meta.url));
+  await mkdir(join(file, '..'), { recursive: true });
+  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  log(`wrote ${file}; worker logs in ${runDir}`);
+
+  await Promise.allSettled([recorder.close(), balancer.close(), sandbox.stop()]);
+  await cluster.stop();
+  if (process.env.CHAOS_KEEP_DB !== '1') await dropDatabase(dbName).catch(() => undefined);
+  process.exit(passed ? 0 : 1);
+}
+
+/** The report without the per-creation list (kept short: how each creation in doubt ended). */
+function summarize(report: InvariantReport): Record<string, unknown> {
+  const ended: Record<string, number> = {};
+  for (const creation of report.inDoubt.creations)
+    ended[creation.ended] = (ended[creation.ended] ?? 0) + 1;
+  return {
+    ...report,
+    inDoubt: {
+      creations: report.inDoubt.creations.length,
+      ended,
+      neverLeftProcess: report.inDoubt.neverLeftProcess,
+      otherCommands: report.inDoubt.otherCommands,
+      startedLeft: report.inDoubt.startedLeft,
+      sample: report.inDoubt.creations.slice(0, 10),
+    },
+  };
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `chaos failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});
