@@ -6,23 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Consumer, type Producer } from 'kafkajs';
+import { prng } from '../../testbed/order-load.js';
 
 export interface BenchEvent {
   readonly eventId: string;
   readonly orderId: string;
   readonly value: string;
-}
-
-/** Small deterministic PRNG (mulberry32), so that every run sends the same interleaving. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function isoDay(days: number): string {
