@@ -326,10 +326,11 @@ export async function startTransportTestBed(
     logLevel: logLevel.NOTHING,
   }).admin();
   await admin.connect();
-  const producer = createKafkaMessageProducer({
-    brokers: cluster.brokers,
-    clientId: `${label}-test`,
-  });
+  // The mock cluster cannot serve InitProducerId: the plain producer.
+  const producer = createKafkaMessageProducer(
+    { brokers: cluster.brokers, clientId: `${label}-test` },
+    { idempotent: false },
+  );
   await producer.connect();
   const apps: INestMicroservice[] = [];
   return {

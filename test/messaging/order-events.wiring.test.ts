@@ -67,7 +67,11 @@ describe('OrderEventsTransport: wiring into a hybrid Nest application', () => {
       logLevel: logLevel.NOTHING,
     }).admin();
     await admin.connect();
-    producer = createKafkaMessageProducer({ brokers: cluster.brokers, clientId: 'wiring-test' });
+    // The mock cluster cannot serve InitProducerId: the plain producer.
+    producer = createKafkaMessageProducer(
+      { brokers: cluster.brokers, clientId: 'wiring-test' },
+      { idempotent: false },
+    );
     await producer.connect();
   });
 
