@@ -416,7 +416,7 @@ async function main(): Promise<void> {
   ];
   const webhooks = follower.summary();
   const problems = [...report.problems];
-  if (open > 0) problems.push(`${open} event(s) still open after 5 minutes`);
+  if (open > 0) problems.push(`${open} event(s) or outbox row(s) still open after 5 minutes`);
   if (deaf.length > 0) problems.push(`${deaf.length} worker process(es) alive but deaf`);
   if (webhooks.missing > 0) {
     problems.push(`${webhooks.missing} simulated payment(s) without their payment.status_changed`);
