@@ -45,6 +45,7 @@
  * into bench/results/profiles), BENCH_SKIP_BARE=1, BENCH_KEEP_DB=1.
  * Results: bench/results/pipeline.json and pipeline.md.
  */
+import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -259,15 +260,12 @@ async function realKafka(cluster: KraftCluster, scenario: string): Promise<Scena
   const admin = benchKafka(cluster.brokers, 'bench-admin').admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        { topic: topics.orders, numPartitions: 12, replicationFactor: 3 },
-        { topic: topics.dlq, numPartitions: 12, replicationFactor: 3 },
-        { topic: topics.status, numPartitions: 12, replicationFactor: 3 },
-        { topic: topics.settlements, numPartitions: 6, replicationFactor: 3 },
-      ],
-    });
+    await createTopicsAndWait(admin, [
+      { topic: topics.orders, numPartitions: 12, replicationFactor: 3 },
+      { topic: topics.dlq, numPartitions: 12, replicationFactor: 3 },
+      { topic: topics.status, numPartitions: 12, replicationFactor: 3 },
+      { topic: topics.settlements, numPartitions: 6, replicationFactor: 3 },
+    ]);
   } finally {
     await admin.disconnect();
   }

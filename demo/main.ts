@@ -19,6 +19,7 @@
  * cluster. Exit 0 when everything arrived; 1 with the reason and the worker's log
  * otherwise; 130 after Ctrl-C, which stops everything at any time.
  */
+import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,14 +110,14 @@ async function startDemoCluster(kind: 'mock' | 'real'): Promise<DemoCluster> {
     const admin = demoKafka(cluster.brokers).admin();
     await admin.connect();
     try {
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: DEMO_TOPICS.map(({ name, partitions }) => ({
+      await createTopicsAndWait(
+        admin,
+        DEMO_TOPICS.map(({ name, partitions }) => ({
           topic: name,
           numPartitions: partitions,
           replicationFactor: 1,
         })),
-      });
+      );
     } finally {
       await admin.disconnect();
     }

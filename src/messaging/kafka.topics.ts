@@ -1,5 +1,6 @@
 /** TopicAdmin (topics.port.ts) over a kafkajs admin client. */
-import type { Admin } from 'kafkajs';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Admin, ITopicConfig } from 'kafkajs';
 import { AppError } from '../common/app-error.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import {
@@ -75,11 +76,14 @@ export class KafkaTopicAdmin implements TopicAdmin {
               configEntries: Object.entries(spec.config).map(([name, value]) => ({ name, value })),
             },
           ],
-          waitForLeaders: true,
+          waitForLeaders: false,
         })
         .catch((error: unknown) => {
           throw new TopicAdminError(`could not create topic ${spec.name}`, error);
         });
+      await waitForLeaders(this.admin, [spec.name]).catch((error: unknown) => {
+        throw new TopicAdminError(`topic ${spec.name} has no leaders yet`, error);
+      });
       created.set(spec.name, result);
     }
     return created;
@@ -89,6 +93,52 @@ export class KafkaTopicAdmin implements TopicAdmin {
     if (this.connected === undefined) return;
     await this.admin.disconnect();
   }
+}
+
+/**
+ * Resolves when every partition of `topics` has a leader. kafkajs's own `waitForLeaders`
+ * gives up on "This server does not host this topic-partition", which a KRaft broker answers
+ * until it has applied the controller's record of a topic it just created (seen under load):
+ * that answer, like a missing leader, only means "not yet" here.
+ */
+export async function waitForLeaders(
+  admin: Admin,
+  topics: readonly string[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ready = await admin
+      .fetchTopicMetadata({ topics: [...topics] })
+      .then(({ topics: found }) =>
+        topics.every((name) => {
+          const partitions = found.find((topic) => topic.name === name)?.partitions ?? [];
+          return partitions.length > 0 && partitions.every((partition) => partition.leader >= 0);
+        }),
+      )
+      .catch((error: unknown) => {
+        if (Date.now() > deadline) throw error;
+        return false;
+      });
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`no leaders after ${timeoutMs} ms`);
+    await delay(100);
+  }
+}
+
+/** Creates topics (false: some existed already) and waits for their leaders. */
+export async function createTopicsAndWait(
+  admin: Admin,
+  topics: readonly ITopicConfig[],
+  timeoutMs = 30_000,
+): Promise<boolean> {
+  const created = await admin.createTopics({ topics: [...topics], waitForLeaders: false });
+  await waitForLeaders(
+    admin,
+    topics.map((topic) => topic.topic),
+    timeoutMs,
+  );
+  return created;
 }
 
 export function createKafkaTopicAdmin(client: KafkaClientOptions): TopicAdmin {

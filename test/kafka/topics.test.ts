@@ -3,6 +3,7 @@
  * missing, naming each (startWorker's rejection, and the compiled worker's exit code and
  * lines), and `topics create` makes the missing ones, idempotently, with the options given.
  */
+import { createTopicsAndWait } from '../../src/messaging/kafka.topics.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -74,10 +75,9 @@ async function createTopic(cluster: KraftCluster, name: string, partitions: numb
   }).admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }],
-      waitForLeaders: true,
-    });
+    await createTopicsAndWait(admin, [
+      { topic: name, numPartitions: partitions, replicationFactor: 1 },
+    ]);
   } finally {
     await admin.disconnect();
   }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
+import { createTopicsAndWait } from '../../src/messaging/kafka.topics.js';
 import { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
 
 /** The contract's four topics of one test file. */
@@ -61,7 +62,7 @@ export async function createTopicSet(
     { topic: topics.status, numPartitions: partitions },
     { topic: topics.settlements, numPartitions: Math.max(1, Math.floor(partitions / 2)) },
   ].map((spec) => ({ ...spec, replicationFactor, configEntries }));
-  await withAdmin(cluster, (admin) => admin.createTopics({ topics: specs, waitForLeaders: true }));
+  await withAdmin(cluster, (admin) => createTopicsAndWait(admin, specs));
 }
 
 /** More topics of a test file, e.g. `topicNamesFor('relay', ['a', 'b'])` → `relay-1f2e3d4c.a`, … */
@@ -84,14 +85,14 @@ export async function createTopics(
 ): Promise<void> {
   const replicationFactor = Math.min(3, cluster.nodes.length);
   await withAdmin(cluster, (admin) =>
-    admin.createTopics({
-      topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
-      waitForLeaders: true,
-    }),
+    createTopicsAndWait(
+      admin,
+      topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor })),
+    ),
   );
 }
 
-/** Deletes a file's topics: the cluster outlives the file (and may be a shared bed). */
+/** Deletes topics (a file's, at its end: the cluster outlives the file) and waits until gone. */
 export async function deleteTopics(
   cluster: KraftCluster,
   topics: readonly string[] | TopicSet,
@@ -99,7 +100,17 @@ export async function deleteTopics(
   const names = isTopicSet(topics)
     ? [topics.orders, topics.dlq, topics.status, topics.settlements]
     : [...topics];
-  await withAdmin(cluster, (admin) => admin.deleteTopics({ topics: names }));
+  await withAdmin(cluster, async (admin) => {
+    await admin.deleteTopics({ topics: names });
+    // Deletion takes effect on the brokers a moment later: wait until none lists them.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const listed = new Set(await admin.listTopics());
+      if (!names.some((name) => listed.has(name))) return;
+      if (Date.now() > deadline) throw new Error(`topics still listed: ${names.join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
 }
 
 function isTopicSet(topics: readonly string[] | TopicSet): topics is TopicSet {
