@@ -1,53 +1,132 @@
 /**
- * The real Kafka test bed itself: both clusters of the run are up, topics named per file
- * are created with the cluster's replication factor, and a message goes round trip.
+ * The real Kafka test bed itself: the run's 1-node cluster is up and serves topics named per
+ * file; and the launcher keeps its promises on a 3-node cluster of this file's own (the
+ * run's shared 3-node cluster belongs to the fault tests, which kill its nodes meanwhile):
+ * replication factor 3 with min.insync.replicas 2 survives a SIGKILLed node, the node comes
+ * back on restart, and stop() leaves no JVM and no folder behind.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
+import { KraftCluster, processAlive } from '../../testbed/kafka/kraft-cluster.js';
 import { createTopicSet, testKafkaCluster, topicSetFor } from '../support/kafka-test-bed.js';
 
-describe('Kafka test bed (real KRaft clusters)', () => {
-  it.each([1, 3] as const)(
-    '%i-node cluster: every broker registered, topics per file',
-    async (nodes) => {
-      const cluster = testKafkaCluster(nodes);
-      expect(cluster.nodes).toHaveLength(nodes);
-      expect(await cluster.registeredBrokers(1)).toEqual(cluster.nodes.map((node) => node.id));
+async function roundTrip(kafka: Kafka, topic: string): Promise<string> {
+  const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+  await producer.connect();
+  const value = randomUUID();
+  await producer.send({ topic, acks: -1, messages: [{ key: 'k', value }] });
+  await producer.disconnect();
 
-      const topics = topicSetFor(`bed${nodes}`);
+  const consumer = kafka.consumer({ groupId: `bed-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const received = await new Promise<string>((resolve) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const text = message.value?.toString() ?? '';
+        if (text === value) resolve(text);
+        await Promise.resolve();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return received === value ? value : `unexpected ${received}`;
+}
+
+/** Polls `probe` until it returns a value (a broker may not know a new topic yet). */
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
+    await delay(200);
+  }
+}
+
+/** Replicas of each partition, as every broker of `kafka` answers it. */
+async function replicasOf(kafka: Kafka, topic: string): Promise<number[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await eventually(async () => {
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      return (metadata.topics[0]?.partitions ?? []).map((partition) => partition.replicas.length);
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+describe('Kafka test bed (real KRaft clusters)', () => {
+  it("the run's 1-node cluster: its broker registered, topics per file, a round trip", async () => {
+    const cluster = testKafkaCluster(1);
+    expect(cluster.nodes).toHaveLength(1);
+    expect(await cluster.registeredBrokers(1)).toEqual([1]);
+
+    const topics = topicSetFor('bed1');
+    await createTopicSet(cluster, topics, { partitions: 3 });
+    const kafka = new Kafka({
+      clientId: 'bed',
+      brokers: cluster.brokers,
+      logLevel: logLevel.NOTHING,
+    });
+    expect(await replicasOf(kafka, topics.orders)).toEqual([1, 1, 1]);
+    expect(await roundTrip(kafka, topics.orders)).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('a 3-node cluster: RF 3 survives a killed node, which restarts; stop leaves nothing', async () => {
+    const cluster = await KraftCluster.start({ nodes: 3 });
+    const root = dirname(cluster.descriptorPath);
+    try {
+      expect(cluster.figures.rssMb).toHaveLength(3);
+      expect(await cluster.registeredBrokers(1)).toEqual([1, 2, 3]);
+      const topics = topicSetFor('bed3');
       await createTopicSet(cluster, topics, { partitions: 3 });
       const kafka = new Kafka({
-        clientId: 'bed',
+        clientId: 'bed3',
         brokers: cluster.brokers,
         logLevel: logLevel.NOTHING,
       });
-      const admin = kafka.admin();
-      await admin.connect();
-      const metadata = await admin.fetchTopicMetadata({ topics: [topics.orders] });
-      await admin.disconnect();
-      const partitions = metadata.topics[0]?.partitions ?? [];
-      expect(partitions).toHaveLength(3);
-      for (const partition of partitions) expect(partition.replicas).toHaveLength(nodes);
+      expect(await replicasOf(kafka, topics.orders)).toEqual([3, 3, 3]);
 
-      const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
-      await producer.connect();
-      const value = randomUUID();
-      await producer.send({ topic: topics.orders, acks: -1, messages: [{ key: 'k', value }] });
-      await producer.disconnect();
-
-      const consumer = kafka.consumer({ groupId: `bed-${randomUUID()}`, maxWaitTimeInMs: 100 });
-      await consumer.connect();
-      await consumer.subscribe({ topic: topics.orders, fromBeginning: true });
-      const received = await new Promise<string>((resolve) => {
-        void consumer.run({
-          eachMessage: async ({ message }) => {
-            resolve(message.value?.toString() ?? '');
-            await Promise.resolve();
-          },
-        });
+      // One node down: once its registration lapses (6 s in the test bed) and its partitions
+      // have new leaders, 2 in-sync replicas remain, enough for acks=all.
+      const pid = cluster.nodes[1]?.pid ?? -1;
+      await cluster.kill(2);
+      expect(processAlive(pid)).toBe(false);
+      expect(cluster.isRunning(2)).toBe(false);
+      await eventually(async () => {
+        const brokers = await cluster.registeredBrokers(1);
+        return brokers.join(',') === '1,3' ? brokers : undefined;
       });
-      await consumer.disconnect();
-      expect(received).toBe(value);
-    },
-  );
+      const survivors = new Kafka({
+        clientId: 'bed3-survivors',
+        brokers: cluster.brokers.filter((_, index) => index !== 1),
+        logLevel: logLevel.NOTHING,
+      });
+      expect(await roundTrip(survivors, topics.orders)).toMatch(/^[0-9a-f-]{36}$/);
+
+      await cluster.restart(2);
+      expect(cluster.isRunning(2)).toBe(true);
+      expect(
+        await eventually(async () => {
+          const brokers = await cluster.registeredBrokers(2);
+          return brokers.length === 3 ? brokers : undefined;
+        }),
+      ).toEqual([1, 2, 3]);
+      // Another process sees the same nodes through the descriptor file.
+      expect(KraftCluster.attach(cluster.descriptorPath).nodes.map((node) => node.pid)).toEqual(
+        cluster.nodes.map((node) => node.pid),
+      );
+    } finally {
+      const pids = cluster.nodes.map((node) => node.pid ?? -1);
+      await cluster.stop();
+      expect(pids.filter((pid) => processAlive(pid))).toEqual([]);
+      expect(existsSync(root)).toBe(false);
+    }
+  }, 120_000);
 });

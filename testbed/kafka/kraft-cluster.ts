@@ -421,10 +421,11 @@ function brokerProperties(
     'transaction.state.log.min.isr': replication >= 3 ? 2 : 1,
     'transaction.state.log.num.partitions': 4,
     'group.initial.rebalance.delay.ms': 0,
-    // A killed node's registration lapses after 3 s instead of 9 s: it can re-register
-    // sooner when restarted, and its partitions move sooner.
+    // A killed node's registration lapses after 6 s instead of 9 s: it can re-register
+    // sooner when restarted, and its partitions move sooner; 3 s fenced live nodes whose
+    // heartbeats were late on a busy machine.
     'broker.heartbeat.interval.ms': 500,
-    'broker.session.timeout.ms': 3000,
+    'broker.session.timeout.ms': 6000,
     'message.max.bytes': messageMaxBytes,
     'replica.fetch.max.bytes': messageMaxBytes,
     // Two cores are shared by every JVM, Postgres and the workers: few threads each.
