@@ -10,8 +10,9 @@ import { DataSource } from 'typeorm';
 import { OrderEventsTransport } from '../messaging/order-events.transport.js';
 
 /**
- * Liveness (the process answers and its order consumer neither crashed nor is stuck) and readiness (the database answers and the order
- * consumer is connected; not before start-up has finished).
+ * Liveness (the process answers and its order consumer neither crashed nor is stuck) and
+ * readiness (the database answers, the order consumer is connected and Kafka answered it
+ * within the last 10 s; not before start-up has finished).
  */
 @Controller('health')
 export class HealthController {
@@ -28,10 +29,6 @@ export class HealthController {
     } catch {
       return undefined;
     }
-  }
-
-  private transportStatus(): string {
-    return this.transport()?.currentStatus ?? 'absent';
   }
 
   /**
@@ -67,11 +64,13 @@ export class HealthController {
           })
           .withTimeout(2000),
       () => {
-        const status = this.transportStatus();
         const session = this.indicators.check('orderEvents');
-        return status === 'connected'
+        const transport = this.transport();
+        if (transport === undefined) return session.down({ consumer: 'absent' });
+        const { ready, status, sinceProgressMs } = transport.readiness();
+        return ready
           ? session.up({ consumer: status })
-          : session.down({ consumer: status });
+          : session.down({ consumer: status, sinceKafkaAnsweredMs: sinceProgressMs });
       },
     ]);
   }

@@ -31,13 +31,18 @@ class ScriptedConsumer implements PartitionConsumer {
 
 const transports: OrderEventsTransport[] = [];
 
-function transportOver(consumer: PartitionConsumer, stuckAfterMs = 60_000): OrderEventsTransport {
+function transportOver(
+  consumer: PartitionConsumer,
+  stuckAfterMs = 60_000,
+  unreachableAfterMs = 10_000,
+): OrderEventsTransport {
   const transport = new OrderEventsTransport({
     consumer,
     topic: 'erp.orders.v1',
     deadLetterSink: { deadLetter: () => Promise.resolve('stored') },
     logger: silentLogger(),
     stuckAfterMs,
+    unreachableAfterMs,
     drainTimeoutMs: 10,
     closeStepTimeoutMs: 10,
   });
@@ -108,5 +113,28 @@ describe('OrderEventsTransport crash and liveness', () => {
       consumer.handlers?.onProgress?.();
     }
     expect(transport.liveness()).toMatchObject({ alive: true, status: 'connected' });
+  });
+
+  it('is not ready while Kafka has not answered for unreachableAfterMs, and ready again after', async () => {
+    const consumer = new ScriptedConsumer();
+    const transport = transportOver(consumer, 60_000, 100);
+    await start(transport);
+    expect(transport.readiness()).toMatchObject({ ready: true, status: 'connected' });
+    await sleep(200);
+    expect(transport.readiness()).toMatchObject({ ready: false, status: 'kafka unreachable' });
+    // Still alive: kafkajs reconnects by itself when Kafka is back.
+    expect(transport.liveness()).toMatchObject({ alive: true, status: 'connected' });
+    consumer.handlers?.onProgress?.();
+    expect(transport.readiness()).toMatchObject({ ready: true, status: 'connected' });
+  });
+
+  it('is not ready before it is connected or once crashed', async () => {
+    const transport = transportOver(
+      new ScriptedConsumer((handlers) => handlers.onCrash(new Error('gone'), false)),
+    );
+    expect(transport.readiness().ready).toBe(false);
+    await start(transport);
+    await sleep(10);
+    expect(transport.readiness()).toMatchObject({ ready: false, status: 'crashed' });
   });
 });

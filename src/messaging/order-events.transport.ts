@@ -85,6 +85,12 @@ export interface OrderEventsTransportOptions {
    * request up to the request time-out (30 s). Default 120 s.
    */
   readonly stuckAfterMs?: number;
+  /**
+   * /health/ready says Kafka is unreachable when the consumer showed no sign of life for this
+   * long: a connected consumer shows one at least every fetch wait (1 s by default) or
+   * heartbeat interval (at most 3 s). Default 10 s.
+   */
+  readonly unreachableAfterMs?: number;
 }
 
 /** The consumer showed no sign of life for `stuckAfterMs`: it is treated as crashed. */
@@ -153,11 +159,13 @@ export class OrderEventsTransport
   private signalCrashed: () => void = () => undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private readonly stuckAfterMs: number;
+  private readonly unreachableAfterMs: number;
 
   constructor(private readonly options: OrderEventsTransportOptions) {
     super();
     this.log = options.logger;
     this.stuckAfterMs = options.stuckAfterMs ?? 120_000;
+    this.unreachableAfterMs = options.unreachableAfterMs ?? 10_000;
     this.crashed = new Promise<void>((resolve) => {
       this.signalCrashed = resolve;
     });
@@ -284,6 +292,23 @@ export class OrderEventsTransport
           sinceProgressMs,
           reason: error instanceof AppError ? error.code : error.message,
         };
+  }
+
+  /**
+   * For /health/ready: connected, and Kafka answered lately (a sign of life within
+   * `unreachableAfterMs`). A whole cluster down shows here within that time, while liveness
+   * stays fine until `stuckAfterMs`: kafkajs reconnects by itself when Kafka is back.
+   */
+  readiness(now = Date.now()): {
+    readonly ready: boolean;
+    readonly status: string;
+    readonly sinceProgressMs: number;
+  } {
+    const sinceProgressMs = this.engine.progressAgeMs(now);
+    if (this.state !== 'connected') return { ready: false, status: this.state, sinceProgressMs };
+    return sinceProgressMs > this.unreachableAfterMs
+      ? { ready: false, status: 'kafka unreachable', sinceProgressMs }
+      : { ready: true, status: this.state, sinceProgressMs };
   }
 
   /** Latches the first crash, marks the transport crashed and tells the listeners. */
