@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { chunksByBytes } from './kafka.producer.js';
+import { chunksByBytes, isProducerStateLost } from './kafka.producer.js';
 import type { OutboundMessage } from './messaging.ports.js';
 
 const of = (id: string, bytes: number): OutboundMessage => ({
@@ -26,5 +26,25 @@ describe('chunksByBytes', () => {
 
   it('makes no request for nothing', () => {
     expect(chunksByBytes([], 1_000)).toEqual([]);
+  });
+});
+
+describe('isProducerStateLost', () => {
+  const protocolError = (type: string): Error => Object.assign(new Error(type), { type });
+
+  it('knows the broker answers after which an idempotent producer must be replaced', () => {
+    expect(isProducerStateLost(protocolError('OUT_OF_ORDER_SEQUENCE_NUMBER'))).toBe(true);
+    expect(isProducerStateLost(protocolError('UNKNOWN_PRODUCER_ID'))).toBe(true);
+    // kafkajs wraps the broker's answer when its retries are used up.
+    const exhausted = Object.assign(new Error('retries exhausted'), {
+      originalError: protocolError('INVALID_PRODUCER_EPOCH'),
+    });
+    expect(isProducerStateLost(exhausted)).toBe(true);
+  });
+
+  it('leaves ordinary failures to the caller’s retry', () => {
+    expect(isProducerStateLost(protocolError('NOT_LEADER_FOR_PARTITION'))).toBe(false);
+    expect(isProducerStateLost(new Error('Connection error: ECONNREFUSED'))).toBe(false);
+    expect(isProducerStateLost('not an error')).toBe(false);
   });
 });

@@ -17,7 +17,8 @@
  * serve InitProducerId to kafkajs; without it at most one request is in flight, so a
  * retried request still cannot overtake a later one.
  */
-import { CompressionTypes, Partitioners, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
+import { murmur2 } from './murmur2.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
 
@@ -32,19 +33,28 @@ export interface KafkaProducerOptions {
 }
 
 export class KafkaMessageProducer implements MessageProducer {
-  private readonly producer: Producer;
+  private readonly kafka: Kafka;
+  private producer: Producer;
+  private readonly idempotent: boolean;
   private readonly ackTimeoutMs: number;
+  /** Partitions per topic, for Kafka's own key -> partition rule (cleared on a failure). */
+  private readonly partitionCounts = new Map<string, Promise<number>>();
+  private admin: Admin | undefined;
+  private nullKeyCounter = 0;
 
   constructor(client: KafkaClientOptions, options: KafkaProducerOptions = {}) {
-    const idempotent = options.idempotent ?? true;
+    this.idempotent = options.idempotent ?? true;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 30_000;
-    this.producer = createKafkaClient(client).producer({
-      idempotent,
+    this.kafka = createKafkaClient(client);
+    this.producer = this.newProducer();
+  }
+
+  private newProducer(): Producer {
+    return this.kafka.producer({
+      idempotent: this.idempotent,
       // Idempotence keeps order with up to 5 requests in flight; without it, only 1 does.
-      maxInFlightRequests: idempotent ? 5 : 1,
+      maxInFlightRequests: this.idempotent ? 5 : 1,
       allowAutoTopicCreation: false,
-      // Murmur2, like the Java client, so ERP producers and we agree on key -> partition.
-      createPartitioner: Partitioners.DefaultPartitioner,
     });
   }
 
@@ -53,34 +63,89 @@ export class KafkaMessageProducer implements MessageProducer {
   }
 
   /**
-   * Sends in order, in requests of at most SEND_CHUNK_BYTES (a larger message goes alone):
-   * kafkajs puts every message of a partition into one record batch, and the broker refuses
-   * a batch above the topic's max.message.bytes, so a few dead-lettered documents of one
-   * order sent together would be refused forever.
+   * Sends in order per partition, each partition in requests of its own of at most
+   * SEND_CHUNK_BYTES (a larger message goes alone), the partitions at once.
+   *
+   * - One partition per request: kafkajs 2.2.4, retrying a request that spans several
+   *   leaders, skips the brokers that already answered, so a partition whose leader moved to
+   *   one of them is dropped while send() resolves (kafkajs issue 1303). With one partition
+   *   per request, a retry always goes to that partition's leader of the moment.
+   * - The partition is Kafka's own rule (murmur2 of the key, as the Java client and kafkajs's
+   *   default partitioner), computed here from the topic's partition count.
+   * - Chunks: the broker refuses a record batch above the topic's max.message.bytes, so a
+   *   few dead-lettered documents of one order sent together would be refused forever.
+   * - A broker that no longer knows this producer's id or sequence (after a whole-cluster
+   *   restart: OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID, …) refuses every later send
+   *   of this kafkajs producer, which never asks for a new id: it is replaced by a new one, and
+   *   the failed send is reported so that the caller sends again.
    */
   async send(messages: readonly OutboundMessage[]): Promise<void> {
-    for (const chunk of chunksByBytes(messages, SEND_CHUNK_BYTES)) await this.sendChunk(chunk);
+    if (messages.length === 0) return;
+    const byPartition = new Map<
+      string,
+      { topic: string; partition: number; messages: OutboundMessage[] }
+    >();
+    for (const message of messages) {
+      const partition = await this.partitionFor(message);
+      const id = `${message.topic}\u0000${partition}`;
+      let group = byPartition.get(id);
+      if (group === undefined) {
+        group = { topic: message.topic, partition, messages: [] };
+        byPartition.set(id, group);
+      }
+      group.messages.push(message);
+    }
+    try {
+      await Promise.all(
+        [...byPartition.values()].map(async (group) => {
+          for (const chunk of chunksByBytes(group.messages, SEND_CHUNK_BYTES)) {
+            await this.sendChunk(group.topic, group.partition, chunk);
+          }
+        }),
+      );
+    } catch (error) {
+      this.partitionCounts.clear();
+      if (isProducerStateLost(error)) await this.replaceProducer();
+      throw error;
+    }
   }
 
-  private async sendChunk(messages: readonly OutboundMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    const byTopic = new Map<string, Message[]>();
-    for (const message of messages) {
-      let list = byTopic.get(message.topic);
-      if (list === undefined) {
-        list = [];
-        byTopic.set(message.topic, list);
-      }
-      list.push({
+  private async partitionFor(message: OutboundMessage): Promise<number> {
+    let count = this.partitionCounts.get(message.topic);
+    if (count === undefined) {
+      count = this.fetchPartitionCount(message.topic);
+      this.partitionCounts.set(message.topic, count);
+      count.catch(() => this.partitionCounts.delete(message.topic));
+    }
+    const partitions = await count;
+    if (message.key === null) return this.nullKeyCounter++ % partitions;
+    return partitionOfKey(message.key, partitions);
+  }
+
+  private async fetchPartitionCount(topic: string): Promise<number> {
+    if (this.admin === undefined) {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    const partitions = topics.find((found) => found.name === topic)?.partitions.length ?? 0;
+    if (partitions === 0) throw new Error(`topic ${topic} has no partitions`);
+    return partitions;
+  }
+
+  private async sendChunk(
+    topic: string,
+    partition: number,
+    messages: readonly OutboundMessage[],
+  ): Promise<void> {
+    await this.producer.send({
+      topic,
+      messages: messages.map((message): Message => ({
+        partition,
         key: message.key,
         value: message.value,
         ...(message.headers === undefined ? {} : { headers: { ...message.headers } }),
-      });
-    }
-    await this.producer.sendBatch({
-      topicMessages: [...byTopic].map(([topic, topicMessages]) => ({
-        topic,
-        messages: topicMessages,
       })),
       acks: -1,
       timeout: this.ackTimeoutMs,
@@ -88,9 +153,43 @@ export class KafkaMessageProducer implements MessageProducer {
     });
   }
 
-  disconnect(): Promise<void> {
-    return this.producer.disconnect();
+  private async replaceProducer(): Promise<void> {
+    const old = this.producer;
+    this.producer = this.newProducer();
+    await old.disconnect().catch(() => undefined);
+    await this.producer.connect();
   }
+
+  async disconnect(): Promise<void> {
+    await Promise.all([
+      this.producer.disconnect(),
+      this.admin?.disconnect().catch(() => undefined),
+    ]);
+  }
+}
+
+/** Broker answers after which a kafkajs idempotent producer can never send again. */
+const PRODUCER_STATE_LOST = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+  'DUPLICATE_SEQUENCE_NUMBER',
+]);
+
+/** Is this (or what it wraps) one of PRODUCER_STATE_LOST? kafkajs nests causes. */
+export function isProducerStateLost(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const type: unknown = Reflect.get(current, 'type');
+    if (typeof type === 'string' && PRODUCER_STATE_LOST.has(type)) return true;
+    current = Reflect.get(current, 'cause') ?? Reflect.get(current, 'originalError');
+  }
+  return false;
+}
+
+/** Kafka's default partition of a key: murmur2, made positive, modulo the partitions. */
+export function partitionOfKey(key: string | Buffer, partitions: number): number {
+  return (murmur2(key) & 0x7fffffff) % partitions;
 }
 
 /** Bytes of messages per produce request (kafkajs' batch.size analogue); see send(). */
