@@ -3,11 +3,10 @@
  * missing, naming each (startWorker's rejection, and the compiled worker's exit code and
  * lines), and `topics create` makes the missing ones, idempotently, with the options given.
  */
-import { createTopicsAndWait } from '../../src/messaging/kafka.topics.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ConfigSource, Kafka, logLevel } from 'kafkajs';
+import { ConfigSource } from 'kafkajs';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { TopicsMissingError } from '../../src/messaging/topics.port.js';
@@ -17,9 +16,11 @@ import { buildCli, runBinary, type BinaryResult } from '../cli/cli-test-kit.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   createTopicSet,
+  createTopics,
   deleteTopics,
   testKafkaCluster,
   topicSetFor,
+  withAdmin,
   type TopicSet,
 } from '../support/kafka-test-bed.js';
 
@@ -67,33 +68,11 @@ function runWorkerBinary(env: Record<string, string>): Promise<BinaryResult> {
   });
 }
 
-async function createTopic(cluster: KraftCluster, name: string, partitions: number): Promise<void> {
-  const admin = new Kafka({
-    clientId: 'topics-test',
-    brokers: cluster.brokers,
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
-  try {
-    await createTopicsAndWait(admin, [
-      { topic: name, numPartitions: partitions, replicationFactor: 1 },
-    ]);
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 async function describeTopics(
   cluster: KraftCluster,
   topics: readonly string[],
 ): Promise<Map<string, { partitions: number; replicas: number; maxMessageBytes?: string }>> {
-  const admin = new Kafka({
-    clientId: 'topics-test',
-    brokers: cluster.brokers,
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
-  try {
+  return withAdmin(cluster, async (admin) => {
     const { topics: described } = await admin.fetchTopicMetadata({ topics: [...topics] });
     const configs = await admin.describeConfigs({
       includeSynonyms: false,
@@ -121,9 +100,7 @@ async function describeTopics(
         ];
       }),
     );
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }
 
 describe('topics of the configuration', () => {
@@ -180,7 +157,7 @@ describe('topics of the configuration', () => {
     await built;
     const env = environment(cluster, topics, database.url);
     // One exists already, with its own partitions: left as it is.
-    await createTopic(cluster, topics.status, 2);
+    await createTopics(cluster, [topics.status], 2);
 
     const first = await runBinary(['topics', 'create', '--partitions', '3'], env);
     expect(first).toMatchObject({ code: 0, err: '' });

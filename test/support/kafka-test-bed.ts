@@ -117,7 +117,11 @@ function isTopicSet(topics: readonly string[] | TopicSet): topics is TopicSet {
   return !Array.isArray(topics);
 }
 
-async function withAdmin<T>(cluster: KraftCluster, use: (admin: Admin) => Promise<T>): Promise<T> {
+/** Runs `use` with a connected admin client of the cluster, disconnected afterwards. */
+export async function withAdmin<T>(
+  cluster: KraftCluster,
+  use: (admin: Admin) => Promise<T>,
+): Promise<T> {
   const admin = new Kafka({
     clientId: 'test-bed-admin',
     brokers: cluster.brokers,
