@@ -3,6 +3,7 @@
  * producer that keeps trying through broker and cluster outages, and a reader that takes a
  * topic from the beginning up to its end as it is now.
  */
+import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import type { PlannedEvent } from './order-load.js';
@@ -25,28 +26,16 @@ export async function createTopics(
   const admin = testbedKafka(brokers, 'testbed-admin').admin();
   await admin.connect();
   try {
-    // A broker may not know a new topic yet when kafkajs asks for its leaders: ask again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const existing = new Set(await admin.listTopics());
-        const missing = topics.filter((spec) => !existing.has(spec.topic));
-        if (missing.length > 0) {
-          await admin.createTopics({
-            waitForLeaders: true,
-            topics: missing.map((spec) => ({
-              topic: spec.topic,
-              numPartitions: spec.partitions,
-              replicationFactor,
-            })),
-          });
-        }
-        await admin.fetchTopicMetadata({ topics: topics.map((spec) => spec.topic) });
-        return;
-      } catch (error) {
-        if (attempt >= 10) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-      }
-    }
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((spec) => !existing.has(spec.topic));
+    await createTopicsAndWait(
+      admin,
+      missing.map((spec) => ({
+        topic: spec.topic,
+        numPartitions: spec.partitions,
+        replicationFactor,
+      })),
+    );
   } finally {
     await admin.disconnect();
   }

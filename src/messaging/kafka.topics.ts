@@ -132,6 +132,7 @@ export async function createTopicsAndWait(
   topics: readonly ITopicConfig[],
   timeoutMs = 30_000,
 ): Promise<boolean> {
+  if (topics.length === 0) return false;
   const created = await admin.createTopics({ topics: [...topics], waitForLeaders: false });
   await waitForLeaders(
     admin,
