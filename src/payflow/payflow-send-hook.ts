@@ -5,21 +5,22 @@
  * immediately before the request is written, and sends only once it resolved: a request
  * whose hook was not run (or failed) never left the process.
  *
- * The hook travels with the async context of the call (AsyncLocalStorage), so that the
- * eleven command handlers need not pass it through.
+ * The hook is tied to the call's AbortSignal, which every command handler already passes
+ * to the client as it is, so the eleven handlers need not pass the hook too. Not an
+ * AsyncLocalStorage: on Node 20 one of those turns on promise hooks for every promise of
+ * the process, which cost the worker a large share of its CPU per order.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 export type PayflowSendHook = () => Promise<void>;
 
-const storage = new AsyncLocalStorage<PayflowSendHook>();
+const hooks = new WeakMap<AbortSignal, PayflowSendHook>();
 
-/** Runs `work` with `hook` installed for the Payflow requests it makes. */
-export function withPayflowSendHook<T>(hook: PayflowSendHook, work: () => Promise<T>): Promise<T> {
-  return storage.run(hook, work);
+/** Installs `hook` for the Payflow requests made with `signal`; returns the signal. */
+export function withPayflowSendHook(signal: AbortSignal, hook: PayflowSendHook): AbortSignal {
+  hooks.set(signal, hook);
+  return signal;
 }
 
-/** The hook of the current call, if its caller installed one. */
-export function currentPayflowSendHook(): PayflowSendHook | undefined {
-  return storage.getStore();
+/** The hook installed for the call's signal, if any. */
+export function payflowSendHookOf(signal: AbortSignal | undefined): PayflowSendHook | undefined {
+  return signal === undefined ? undefined : hooks.get(signal);
 }

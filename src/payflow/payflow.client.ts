@@ -28,7 +28,7 @@ import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestj
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { silentLogger, type AppLogger } from '../common/logger.js';
-import { currentPayflowSendHook } from './payflow-send-hook.js';
+import { payflowSendHookOf } from './payflow-send-hook.js';
 import {
   PayflowAbortedError,
   PayflowBadResponseError,
@@ -859,7 +859,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
    * the caller no longer owns the call) the request is not sent.
    */
   private async runSendHook(call: HttpCall): Promise<void> {
-    const hook = currentPayflowSendHook();
+    const hook = payflowSendHookOf(call.signal);
     if (hook === undefined) return;
     try {
       await hook();

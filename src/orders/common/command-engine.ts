@@ -634,10 +634,10 @@ export class OrderCommandEngine {
   ): Promise<void> {
     let result: R;
     try {
-      result = await withPayflowSendHook(
-        () => this.markSent(attemptId),
-        () => spec.call(state, AbortSignal.timeout(this.options.callDeadlineMs)),
+      const signal = withPayflowSendHook(AbortSignal.timeout(this.options.callDeadlineMs), () =>
+        this.markSent(attemptId),
       );
+      result = await spec.call(state, signal);
     } catch (error) {
       return this.recordFailure(command, spec, state, attemptId, error);
     }
