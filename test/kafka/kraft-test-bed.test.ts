@@ -118,10 +118,16 @@ describe('Kafka test bed (real KRaft clusters)', () => {
           return brokers.length === 3 ? brokers : undefined;
         }),
       ).toEqual([1, 2, 3]);
-      // Another process sees the same nodes through the descriptor file.
-      expect(KraftCluster.attach(cluster.descriptorPath).nodes.map((node) => node.pid)).toEqual(
-        cluster.nodes.map((node) => node.pid),
-      );
+      // Another process sees the same nodes through the descriptor file, and what it does
+      // (here: node 3 killed and restarted under a new pid) is what stop() acts on.
+      const attached = KraftCluster.attach(cluster.descriptorPath);
+      expect(attached.nodes.map((node) => node.pid)).toEqual(cluster.nodes.map((node) => node.pid));
+      await attached.kill(3);
+      await attached.restart(3);
+      const restartedPid = attached.nodes[2]?.pid ?? -1;
+      expect(processAlive(restartedPid)).toBe(true);
+      expect(cluster.isRunning(3)).toBe(true);
+      expect(cluster.nodes[2]?.pid).toBe(restartedPid);
     } finally {
       const pids = cluster.nodes.map((node) => node.pid ?? -1);
       await cluster.stop();

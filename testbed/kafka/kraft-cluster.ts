@@ -202,12 +202,14 @@ export class KraftCluster {
 
   /** Is this node's JVM alive? */
   isRunning(id: number): boolean {
+    this.refresh();
     const pid = this.node(id).pid;
     return pid !== null && processAlive(pid);
   }
 
   /** SIGKILLs one node (a crash: nothing flushed, no controlled shutdown). */
   async kill(id: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    this.refresh();
     const node = this.node(id);
     if (node.pid === null) return;
     const pid = node.pid;
@@ -223,6 +225,7 @@ export class KraftCluster {
 
   /** Starts a node again (same ports, same data); resolves when it is registered again. */
   async restart(id: number, timeoutMs = 90_000): Promise<void> {
+    this.refresh();
     const node = this.node(id);
     if (node.pid !== null && processAlive(node.pid)) throw new Error(`node ${id} is running`);
     this.launch(node);
@@ -237,6 +240,7 @@ export class KraftCluster {
 
   /** The whole cluster up again after stopAll(). */
   async startAll(timeoutMs = 90_000): Promise<void> {
+    this.refresh();
     for (const node of this.descriptor.nodes) {
       if (node.pid === null || !processAlive(node.pid)) this.launch(node);
     }
@@ -249,6 +253,7 @@ export class KraftCluster {
 
   /** Kills every node and deletes the cluster's folder. Idempotent. */
   async stop(): Promise<void> {
+    this.refresh();
     for (const node of this.descriptor.nodes) {
       if (node.pid !== null) {
         try {
@@ -264,7 +269,12 @@ export class KraftCluster {
         node.pid = null;
       }),
     );
-    await rm(this.descriptor.root, { recursive: true, force: true });
+    await rm(this.descriptor.root, {
+      recursive: true,
+      force: true,
+      maxRetries: 10,
+      retryDelay: 100,
+    });
   }
 
   /** The last lines a node's JVM wrote (for error messages). */
@@ -321,6 +331,20 @@ export class KraftCluster {
       return cluster.brokers.map((broker) => broker.nodeId).sort((a, b) => a - b);
     } finally {
       await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Takes the nodes' PIDs from the descriptor file: another process that attached may have
+   * killed or restarted nodes since (the fault tests do, from jest's workers), and the file
+   * is what every process writes after each change.
+   */
+  private refresh(): void {
+    if (!existsSync(this.descriptorPath)) return;
+    const saved = JSON.parse(readFileSync(this.descriptorPath, 'utf8')) as KraftClusterDescriptor;
+    for (const node of this.descriptor.nodes) {
+      const current = saved.nodes.find((candidate) => candidate.id === node.id);
+      if (current !== undefined) node.pid = current.pid;
     }
   }
 
