@@ -12,27 +12,18 @@ import type { AppLogger } from '../../src/common/logger.js';
 import { MessageProcessor } from '../../src/messaging/message-processor.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
 import { anEnvelope, anOrderId, cancelledData, markedPaidData } from '../support/builders.js';
-import { createTestDatabase, openTestPool, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { startPipeline, type Pipeline } from './support/pipeline.js';
+import { startOrdersTestBed, type OrdersTestBed, type Pipeline } from './support/pipeline.js';
 
-let database: TestDatabase;
-let sandbox: SandboxHandle;
+let bed: OrdersTestBed;
 let pipeline: Pipeline;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([createTestDatabase('dlq_once'), startTestSandbox()]);
-  db = openTestPool(database.url, 2);
-  pipeline = await startPipeline(database, sandbox);
+  bed = await startOrdersTestBed('dlq_once');
+  ({ pipeline, db } = bed);
 });
 
-afterAll(async () => {
-  await pipeline.close();
-  await db.end();
-  await sandbox.close();
-  await database.drop();
-});
+afterAll(() => bed.close());
 
 /** A logger whose lines the test reads. */
 function capturingLogger(): { logger: AppLogger; lines: Record<string, unknown>[] } {

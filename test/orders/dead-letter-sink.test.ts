@@ -8,27 +8,25 @@ import pg from 'pg';
 import { BlockedByEarlierFailureError } from '../../src/dead-letters/dead-letter.errors.js';
 import type { DeadLetter } from '../../src/dead-letters/dead-letter.sink.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
-import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { DLQ_TOPIC, outboxRows, startPipeline, thrown, type Pipeline } from './support/pipeline.js';
+import {
+  DLQ_TOPIC,
+  outboxRows,
+  startOrdersTestBed,
+  thrown,
+  type OrdersTestBed,
+  type Pipeline,
+} from './support/pipeline.js';
 
-let database: TestDatabase;
-let sandbox: SandboxHandle;
+let bed: OrdersTestBed;
 let pipeline: Pipeline;
 let db: pg.Pool;
 
 beforeAll(async () => {
-  [database, sandbox] = await Promise.all([createTestDatabase('orders_dlq'), startTestSandbox()]);
-  db = openTestPool(database.url, 2);
-  pipeline = await startPipeline(database, sandbox);
+  bed = await startOrdersTestBed('orders_dlq');
+  ({ pipeline, db } = bed);
 });
 
-afterAll(async () => {
-  await pipeline.close();
-  await db.end();
-  await sandbox.close();
-  await database.drop();
-});
+afterAll(() => bed.close());
 
 interface DeadLetterRow {
   order_id: string | null;
