@@ -37,6 +37,7 @@ import {
   topicSetFor,
   type TopicSet,
 } from '../support/kafka-test-bed.js';
+import { workerEnvironment } from '../support/pipeline.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 
 const ORDERS_PER_SCENARIO = 120;
@@ -72,26 +73,19 @@ describe('faults on a 3-node Kafka cluster', () => {
   const workerEnv = (): Record<string, string> => ({
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',
-    DATABASE_URL: database.url,
+    ...workerEnvironment({
+      databaseUrl: database.url,
+      brokers: cluster.bootstrapServers,
+      groupId,
+      topics,
+      sandbox,
+    }),
     DB_POOL_SIZE: '5',
-    KAFKA_BROKERS: cluster.bootstrapServers,
-    KAFKA_GROUP_ID: groupId,
     KAFKA_SESSION_TIMEOUT: '6s',
     KAFKA_FETCH_MAX_WAIT: '500ms',
-    TOPIC_ORDERS: topics.orders,
-    TOPIC_PAYMENT_STATUS: topics.status,
-    TOPIC_SETTLEMENTS: topics.settlements,
     MAX_IN_FLIGHT: '64',
     RETRY_MAX_ATTEMPTS: '20',
-    PAYFLOW_BASE_URL: sandbox.url,
-    PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
-    PAYFLOW_CLIENT_ID: 'sandbox-client',
-    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
     PAYFLOW_REQUEST_TIMEOUT: '5s',
-    WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
-    HTTP_PORT: '0',
-    HTTP_HOST: '127.0.0.1',
-    RECONCILE_ENABLED: 'false',
     SETTLEMENT_ENABLED: 'false',
   });
 

@@ -109,6 +109,36 @@ export interface Pipeline {
   stop(): Promise<void>;
 }
 
+/**
+ * The variables every test worker needs, in process or as a child process: its database,
+ * Kafka and topics, the sandbox as Payflow, a local listener, no reconciliation poller.
+ * Callers add what their test tunes.
+ */
+export function workerEnvironment(parts: {
+  readonly databaseUrl: string;
+  readonly brokers: string;
+  readonly groupId: string;
+  readonly topics: TopicSet;
+  readonly sandbox: Pick<SandboxHandle, 'url' | 'partnerUrl'>;
+}): Record<string, string> {
+  return {
+    DATABASE_URL: parts.databaseUrl,
+    KAFKA_BROKERS: parts.brokers,
+    KAFKA_GROUP_ID: parts.groupId,
+    TOPIC_ORDERS: parts.topics.orders,
+    TOPIC_PAYMENT_STATUS: parts.topics.status,
+    TOPIC_SETTLEMENTS: parts.topics.settlements,
+    PAYFLOW_BASE_URL: parts.sandbox.url,
+    PAYFLOW_PARTNER_BASE_URL: parts.sandbox.partnerUrl,
+    PAYFLOW_CLIENT_ID: 'sandbox-client',
+    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
+    WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
+    HTTP_PORT: '0',
+    HTTP_HOST: '127.0.0.1',
+    RECONCILE_ENABLED: 'false',
+  };
+}
+
 export async function startPipeline(
   label: string,
   env: Record<string, string> = {},
@@ -122,28 +152,21 @@ export async function startPipeline(
     createTopicSet(cluster, topics, { partitions: 12 }),
   ]);
   const config = loadConfig({
-    DATABASE_URL: database.url,
+    ...workerEnvironment({
+      databaseUrl: database.url,
+      brokers: cluster.bootstrapServers,
+      groupId: `payflow-bridge-${label}-${randomUUID().slice(0, 8)}`,
+      topics,
+      sandbox,
+    }),
     DB_POOL_SIZE: '10',
-    KAFKA_BROKERS: cluster.bootstrapServers,
-    KAFKA_GROUP_ID: `payflow-bridge-${label}-${randomUUID().slice(0, 8)}`,
     // Test speed: the broker's minimum session (a dead member leaves the group sooner) and
     // fetches that return within 100 ms when there is nothing new.
     KAFKA_SESSION_TIMEOUT: '6s',
     KAFKA_FETCH_MAX_WAIT: '100ms',
-    TOPIC_ORDERS: topics.orders,
-    TOPIC_PAYMENT_STATUS: topics.status,
-    TOPIC_SETTLEMENTS: topics.settlements,
-    PAYFLOW_BASE_URL: sandbox.url,
-    PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
-    PAYFLOW_CLIENT_ID: 'sandbox-client',
-    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
     PAYFLOW_REQUEST_TIMEOUT: '5s',
-    WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
-    HTTP_PORT: '0',
-    HTTP_HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     RETRY_MAX_ATTEMPTS: '5',
-    RECONCILE_ENABLED: 'false',
     ...env,
   });
   const kafka = new Kafka({

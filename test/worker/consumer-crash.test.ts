@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { buildCli } from '../cli/cli-test-kit.js';
-import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, workerEnvironment, type Pipeline } from '../support/pipeline.js';
 
 /** Below the broker's group.min.session.timeout.ms: JoinGroup fails with INVALID_SESSION_TIMEOUT. */
 const REJECTED_SESSION_TIMEOUT = '1s';
@@ -54,26 +54,19 @@ describe('a consumer that crashes while the worker starts', () => {
 
   it('makes the compiled worker exit non-zero', async () => {
     await buildCli();
-    const { config, database, sandbox, topics, cluster } = pipeline;
+    const { database, sandbox, topics, cluster } = pipeline;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.url,
-      KAFKA_BROKERS: cluster.bootstrapServers,
-      KAFKA_GROUP_ID: `payflow-bridge-crash-${randomUUID().slice(0, 8)}`,
+      ...workerEnvironment({
+        databaseUrl: database.url,
+        brokers: cluster.bootstrapServers,
+        groupId: `payflow-bridge-crash-${randomUUID().slice(0, 8)}`,
+        topics,
+        sandbox,
+      }),
       KAFKA_SESSION_TIMEOUT: REJECTED_SESSION_TIMEOUT,
-      TOPIC_ORDERS: topics.orders,
-      TOPIC_PAYMENT_STATUS: topics.status,
-      TOPIC_SETTLEMENTS: topics.settlements,
-      PAYFLOW_BASE_URL: sandbox.url,
-      PAYFLOW_PARTNER_BASE_URL: sandbox.partnerUrl,
-      PAYFLOW_CLIENT_ID: 'sandbox-client',
-      PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
-      WEBHOOK_PUBLIC_BASE_URL: config.WEBHOOK_PUBLIC_BASE_URL,
-      HTTP_PORT: '0',
-      HTTP_HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       SETTLEMENT_ENABLED: 'false',
-      RECONCILE_ENABLED: 'false',
     };
     const child = spawn(process.execPath, [join(process.cwd(), 'dist/src/main.js')], {
       env,
