@@ -10,24 +10,14 @@ import pg from 'pg';
 import { MIGRATIONS } from '../../migrations/index.js';
 import { createDataSource, runMigrations } from '../../src/database/data-source.js';
 import {
-  TEST_DATABASE_SERVER,
   assertTestDatabaseName,
   createTestDatabase,
   databaseUrl,
+  withAdminClient,
   type TestDatabase,
 } from '../support/database.js';
 
 const RUNS = 6;
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: `${TEST_DATABASE_SERVER}/postgres` });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 async function schemaOf(url: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
@@ -54,11 +44,13 @@ describe('migrations run by several replicas at once', () => {
     assertTestDatabaseName(name);
     // The migrated template (and a copy of it, to compare with) is what one run builds.
     template = await createTestDatabase('migrate_race_ref');
-    await admin((client) => client.query(`CREATE DATABASE "${name}"`));
+    await withAdminClient((client) => client.query(`CREATE DATABASE "${name}"`));
   });
 
   afterAll(async () => {
-    await admin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    await withAdminClient((client) =>
+      client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    );
     await template.drop();
   });
 

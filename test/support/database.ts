@@ -32,7 +32,8 @@ export function databaseUrl(name: string): string {
   return `${TEST_DATABASE_SERVER}/${name}`;
 }
 
-async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a connection to the server's `postgres` database, closed afterwards. */
+export async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: `${TEST_DATABASE_SERVER}/postgres` });
   await client.connect();
   try {
