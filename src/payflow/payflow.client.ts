@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { Agent, type Dispatcher } from 'undici';
 import type { z } from 'zod';
@@ -801,7 +801,8 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       }
       let released = false;
       try {
-        if (call.auth === 'bearer') await this.runSendHook(call);
+        // A call with a body runs the hook inside the exchange, on its connection (gatedBody).
+        if (call.auth === 'bearer' && call.body === undefined) await this.runSendHook(call);
         return await this.exchange(call, authorization, attempt, consume);
       } catch (error) {
         if (!(error instanceof PayflowError)) throw error;
@@ -864,16 +865,15 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     try {
       await hook();
     } catch (error) {
-      throw new PayflowAbortedError(
-        {
-          endpoint: call.endpoint.name,
-          method: call.endpoint.method,
-          reached: 'no',
-          cause: error,
-        },
-        'caller',
-      );
+      throw this.hookFailed(call, error);
     }
+  }
+
+  private hookFailed(call: HttpCall, error: unknown): PayflowAbortedError {
+    return new PayflowAbortedError(
+      { endpoint: call.endpoint.name, method: call.endpoint.method, reached: 'no', cause: error },
+      'caller',
+    );
   }
 
   /** Waits while a 429's gate is closed. */
@@ -1031,6 +1031,14 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     };
     if (call.contentType !== undefined) headers['content-type'] = call.contentType;
     if (call.organizationId !== undefined) headers['x-organization-id'] = call.organizationId;
+    const hook = call.auth === 'bearer' ? payflowSendHookOf(call.signal) : undefined;
+    const gate: BodyGate = { failure: undefined };
+    let body: string | Readable | null = call.body ?? null;
+    if (hook !== undefined && call.body !== undefined) {
+      const bytes = Buffer.from(call.body, 'utf8');
+      headers['content-length'] = String(bytes.length);
+      body = Readable.from(gatedBody(bytes, hook, gate), { objectMode: false });
+    }
 
     const started = performance.now();
     let status: number | undefined;
@@ -1041,7 +1049,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         path: `${call.base.prefix}${call.path}`,
         method: def.method,
         headers,
-        body: call.body ?? null,
+        body,
         signal,
         headersTimeout: this.settings.requestTimeoutMs,
         bodyTimeout: this.settings.requestTimeoutMs,
@@ -1072,6 +1080,12 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         attempt,
       });
     } catch (error) {
+      if (gate.failure !== undefined) {
+        // The hook refused: the body (the whole request, see gatedBody) was never written.
+        const notSent = this.hookFailed(call, gate.failure);
+        outcome = notSent.code;
+        throw notSent;
+      }
       const failure =
         error instanceof PayflowError
           ? error
@@ -1150,6 +1164,31 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     const tracker = this.sent.get(id.toLowerCase());
     if (tracker !== undefined) tracker.sent = true;
   };
+}
+
+interface BodyGate {
+  failure: unknown;
+}
+
+/**
+ * A request body that runs the send hook first. undici asks for it once the request has its
+ * connection and writes the request head together with the first chunk, so the hook's commit
+ * (`sent_at`) and the write are one chain of microtasks apart: a crash between them, which
+ * would leave a call "sent" that never left, is nearly impossible. When the hook fails the
+ * body throws, undici destroys the socket, and nothing of the request was written.
+ */
+async function* gatedBody(
+  bytes: Buffer,
+  hook: () => Promise<void>,
+  gate: BodyGate,
+): AsyncGenerator<Buffer> {
+  try {
+    await hook();
+  } catch (error) {
+    gate.failure = error ?? new Error('send hook failed');
+    throw gate.failure;
+  }
+  yield bytes;
 }
 
 /** A counting semaphore whose waiters can give up (abort) without taking a slot. */

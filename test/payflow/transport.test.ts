@@ -6,7 +6,7 @@
  * The same behaviours against the real sandbox are in client.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { createServer } from 'node:net';
+import { createServer, type Server as NetServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
@@ -17,6 +17,7 @@ import {
 } from '../../src/payflow/payflow.errors.js';
 import type { PayflowCallEvent, PayflowClientOptions } from '../../src/payflow/payflow.types.js';
 import { REDACTED_PATHS } from '../../src/common/logger.js';
+import { withPayflowSendHook } from '../../src/payflow/payflow-send-hook.js';
 import {
   sendJson,
   startFakePayflow,
@@ -301,6 +302,83 @@ describe('reached: whether the request may have arrived', () => {
     );
     expect(badDate.code).toBe('PAYFLOW.INVALID_REQUEST');
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+/** A TCP server that counts connections and bytes and answers each request with a 503. */
+async function countingServer(): Promise<{
+  server: NetServer;
+  url: string;
+  connections: () => number;
+  bytes: () => number;
+}> {
+  let connections = 0;
+  let bytes = 0;
+  const server = createServer((socket) => {
+    connections += 1;
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (chunk.includes('\r\n\r\n{')) {
+        socket.end('HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    server,
+    url: `http://127.0.0.1:${port}`,
+    connections: () => connections,
+    bytes: () => bytes,
+  };
+}
+
+describe('the send hook ("about to leave")', () => {
+  const refundInput = {
+    paymentId: PAYMENT_ID,
+    currency: 'NOK',
+    totalGrossAmountMinor: 100,
+    totalNetAmountMinor: 80,
+  };
+
+  it('runs once the connection is open and before any byte of the request is written', async () => {
+    const counting = await countingServer();
+    try {
+      const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
+      const seen: { connections: number; bytes: number }[] = [];
+      const signal = withPayflowSendHook(AbortSignal.timeout(5000), async () => {
+        await sleep(50);
+        seen.push({ connections: counting.connections(), bytes: counting.bytes() });
+      });
+      const error = await failure(client.refund(refundInput, { signal }));
+      expect(seen).toEqual([{ connections: 1, bytes: 0 }]);
+      expect(counting.bytes()).toBeGreaterThan(0);
+      expectFailure(error, 'PAYFLOW.SERVER_ERROR', 'yes', true);
+    } finally {
+      counting.server.close();
+    }
+  });
+
+  it('a failing hook sends nothing: ABORTED, reached no, not a byte written', async () => {
+    const counting = await countingServer();
+    try {
+      const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
+      let hookCalls = 0;
+      const signal = withPayflowSendHook(AbortSignal.timeout(5000), () => {
+        hookCalls += 1;
+        return Promise.reject(new Error('lease lost'));
+      });
+      const error = await failure(client.refund(refundInput, { signal }));
+      expectFailure(error, 'PAYFLOW.ABORTED', 'no', true);
+      expect(error.mayHaveTakenEffect).toBe(false);
+      await sleep(50);
+      // undici may open a spare connection after destroying the first; neither carries a byte.
+      expect(counting.connections()).toBeGreaterThanOrEqual(1);
+      expect({ hookCalls, bytes: counting.bytes() }).toEqual({ hookCalls: 1, bytes: 0 });
+    } finally {
+      counting.server.close();
+    }
   });
 });
 
