@@ -727,17 +727,22 @@ export class OrderCommandEngine {
       case 'no_effect': {
         const payflowError = failure.error;
         try {
-          await this.batcher.run(async (tx) => {
-            await tx.execute(
-              `UPDATE command_attempts SET state = 'failed', error_code = $2,
-                      finished_at = clock_timestamp()
-                WHERE id = $1 AND state = 'started'`,
-              [attemptId, payflowError.code],
-            );
-            if (!payflowError.transient && spec.onRejected !== undefined) {
-              this.emit(tx, await spec.onRejected(tx, state, payflowError, command));
-            }
-          });
+          // Retried for a while: when Postgres is restarting, only this process knows that
+          // the call was not sent, and a crash before the record would leave it in doubt.
+          await retryForAWhile(() =>
+            this.batcher.run(async (tx) => {
+              // Only while this worker owns the attempt: one that took it over is calling.
+              await tx.execute(
+                `UPDATE command_attempts SET state = 'failed', error_code = $2,
+                        finished_at = clock_timestamp()
+                  WHERE id = $1 AND state = 'started' AND owner = $3`,
+                [attemptId, payflowError.code, this.options.workerId],
+              );
+              if (!payflowError.transient && spec.onRejected !== undefined) {
+                this.emit(tx, await spec.onRejected(tx, state, payflowError, command));
+              }
+            }),
+          );
         } catch (recordError) {
           this.remember(command.eventId, { kind: 'no_effect' });
           throw recordError;
@@ -793,4 +798,18 @@ export class OrderCommandEngine {
       if (oldest.done !== true) this.pending.delete(oldest.value);
     }
   }
+}
+
+/** Delays between the tries of a record that must not be lost: about 6 s in all. */
+const RECORD_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 2000];
+
+async function retryForAWhile<T>(work: () => Promise<T>): Promise<T> {
+  for (const delay of RECORD_RETRY_DELAYS_MS) {
+    try {
+      return await work();
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  return work();
 }
