@@ -64,8 +64,8 @@ export class AmountReader {
       const netTotal = this.optionalMinor(item.netTotalPrice, at('netTotalPrice'));
       this.optionalMinor(item.vatAmount, at('vatAmount'));
       return {
-        gross: grossTotal ?? this.times(grossUnit, item.quantity),
-        net: netTotal ?? this.times(netUnit, item.quantity),
+        gross: grossTotal ?? this.times(grossUnit, item.quantity, at('quantity')),
+        net: netTotal ?? this.times(netUnit, item.quantity, at('quantity')),
       };
     });
   }
@@ -76,14 +76,46 @@ export class AmountReader {
     }
   }
 
-  /** unit price × quantity (default 1), rounded half away from zero to the minor unit. */
-  private times(unitMinor: number | undefined, quantity: number | undefined): number {
+  /**
+   * unit price × quantity (default 1), rounded half away from zero to the minor unit; 0
+   * after recording an issue at `loc` when the product is not a safe integer (a quantity
+   * of 1e21 or more, for example), which no amount of minor units can be.
+   */
+  private times(unitMinor: number | undefined, quantity: number | undefined, loc: Loc): number {
     if (unitMinor === undefined) return 0;
     if (quantity === undefined) return unitMinor;
-    const product = multiplyDecimal(
-      { digits: BigInt(unitMinor), scale: 0 },
-      parseDecimal(quantity),
-    );
-    return Number(roundDecimal(product, 0));
+    let minor: number | undefined;
+    try {
+      const product = multiplyDecimal(
+        { digits: BigInt(unitMinor), scale: 0 },
+        parseDecimal(quantity),
+      );
+      minor = Number(roundDecimal(product, 0));
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+    }
+    if (minor !== undefined && Number.isSafeInteger(minor)) return minor;
+    if (!this.issues.some((issue) => sameLoc(issue.loc, loc))) {
+      this.issues.push({
+        loc,
+        msg: `${quantity} is out of range: the item total cannot be priced`,
+        type: 'value_error.number',
+      });
+    }
+    return 0;
   }
+}
+
+/**
+ * Whether minor-unit amounts add up to `expected`, exactly: in BigInt, so that a sum past
+ * Number.MAX_SAFE_INTEGER is a mismatch (422), never a thrown range error (500).
+ */
+export function sumsTo(values: readonly number[], expected: number): boolean {
+  let total = 0n;
+  for (const value of values) total += BigInt(value);
+  return total === BigInt(expected);
+}
+
+function sameLoc(a: Loc, b: Loc): boolean {
+  return a.length === b.length && a.every((key, index) => key === b[index]);
 }

@@ -4,7 +4,7 @@
  * it throws ApiError for answers other than 200.
  */
 import { createHash } from 'node:crypto';
-import { isCurrency, sumMinor } from '../common/money.js';
+import { isCurrency } from '../common/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
   type CreateInstallmentBody,
@@ -12,7 +12,7 @@ import {
   type UpdateInstallmentBody,
   type UploadDocumentBody,
 } from '../payflow/payflow.schemas.js';
-import { AmountReader } from './amounts.js';
+import { AmountReader, sumsTo } from './amounts.js';
 import { businessError, notFound, unprocessable, type Detail } from './errors.js';
 import { newObjectId } from './ids.js';
 import {
@@ -107,7 +107,7 @@ export class PaymentsService {
         ),
       );
     }
-    if (plan && sumMinor(planMinor) !== total) {
+    if (plan && !sumsTo(planMinor, total)) {
       issues.push(
         business(
           loc('payment', 'installments'),
@@ -117,7 +117,12 @@ export class PaymentsService {
       );
     }
     if (itemTotals.length > 0) {
-      if (sumMinor(itemTotals.map((item) => item.gross)) !== total) {
+      if (
+        !sumsTo(
+          itemTotals.map((item) => item.gross),
+          total,
+        )
+      ) {
         issues.push(
           business(
             loc('payment', 'totalGrossAmount'),
@@ -126,7 +131,12 @@ export class PaymentsService {
           ),
         );
       }
-      if (sumMinor(itemTotals.map((item) => item.net)) !== net) {
+      if (
+        !sumsTo(
+          itemTotals.map((item) => item.net),
+          net,
+        )
+      ) {
         issues.push(
           business(
             loc('payment', 'totalNetAmount'),

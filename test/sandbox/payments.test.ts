@@ -215,6 +215,46 @@ describe('sandbox group A', () => {
       ]);
     });
 
+    it('answers 422 (not 500) to an item quantity too large to price', async () => {
+      for (const quantity of [1e21, 1e200]) {
+        const items = [{ description: 'Bolt', grossUnitPrice: 1, netUnitPrice: 0.8, quantity }];
+        const answer = await post('/payments', paymentBody({ total: 1, net: 0.8, items }));
+        expect(answer.status).toBe(422);
+        expect(answer.body.detail).toEqual([
+          {
+            loc: ['body', 'payment', 'items', 0, 'quantity'],
+            msg: expect.any(String),
+            type: 'value_error.number',
+          },
+        ]);
+      }
+      // item totals that are each an amount but add up past a safe integer: a mismatch
+      const huge = { description: 'Yacht', grossTotalPrice: 5e13, netTotalPrice: 4e13 };
+      const sum = await post('/payments', paymentBody({ total: 1, net: 1, items: [huge, huge] }));
+      expect(sum.status).toBe(422);
+      expect(sum.body.detail.map((entry) => entry.type)).toEqual([
+        'business.totals_mismatch',
+        'business.totals_mismatch',
+      ]);
+      const installmentItems = [{ description: 'Bolt', grossUnitPrice: 1, quantity: 1e21 }];
+      const body = paymentBody({ total: 1 });
+      body.payment = {
+        ...(body.payment as object),
+        installments: [{ date: '2030-01-01', grossAmount: 1, items: installmentItems }],
+      };
+      const inInstallment = await post('/payments', body);
+      expect(inInstallment.status).toBe(422);
+      expect(inInstallment.body.detail[0]?.loc).toEqual([
+        'body',
+        'payment',
+        'installments',
+        0,
+        'items',
+        0,
+        'quantity',
+      ]);
+    });
+
     describe('the profile rule', () => {
       beforeEach(async () => {
         await control(sandbox, 'POST', '/organizations', {
