@@ -333,6 +333,8 @@ export class PaymentsService {
     const payment = this.lifecycle.find(organization, paymentId);
     const installment = this.lifecycle.installment(payment, installmentId);
     this.lifecycle.refuseFinalInstallment(installment);
+    // Like PUT and create: a final payment's installments (and so its total) are settled.
+    this.lifecycle.refuseFinal(payment, ['path', 'payflow_id']);
     const previous = payment.status;
     installment.status = 'CANCELLED';
     installment.debitVersion++;

@@ -486,6 +486,24 @@ describe('sandbox group A', () => {
       expect(final.body.detail[0]?.type).toBe('business.payment_final');
     });
 
+    it('refuses deleting an installment of a payment in a final status; the total stays', async () => {
+      const second = payment.installments?.[1]?.id ?? '';
+      const paid = await call('POST', `${sandbox.partnerUrl}/payments/${payment.id}/manual-paid`, {
+        token,
+        body: {},
+      });
+      expect(paid.status).toBe(200);
+      const url = `${api}/payments/${payment.id}/installments/${second}`;
+      const answer = await call<ValidationBody>('DELETE', url, { token });
+      expect(answer.status).toBe(422);
+      expect(answer.body.detail).toEqual([
+        { loc: ['path', 'payflow_id'], msg: expect.any(String), type: 'business.payment_final' },
+      ]);
+      expect(await total()).toBe(1000);
+      const kept = await call<InstallmentRecord>('GET', url, { token });
+      expect(kept.body.status).not.toBe('CANCELLED');
+    });
+
     it('refuses changing a paid installment', async () => {
       const first = payment.installments?.[0]?.id ?? '';
       await control(sandbox, 'POST', `/payments/${payment.id}/simulate`, {
