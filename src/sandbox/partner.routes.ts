@@ -10,6 +10,7 @@ import {
 import { issueToken } from './auth.js';
 import { isoOf } from './clock.js';
 import { parseOr422 } from './errors.js';
+import { withBodies } from './media-types.js';
 import { authedRoute, organizationRoute, payflowRoute, type SandboxContext } from './routing.js';
 import { settlementCsv } from './settlement-csv.js';
 
@@ -24,14 +25,17 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
   const { update, read } = PAYFLOW_SCOPES;
   const p = PARTNER_PREFIX;
 
-  app.post(
-    `${p}/auth/token`,
-    payflowRoute(context, ({ request, reply, now }) => {
-      const token = issueToken(state, request, now, context.tokenTtlSeconds);
-      void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      return token;
-    }),
-  );
+  // RFC 6749 §4.4.2: the token request is a form.
+  withBodies(app, ['form'], (scope) => {
+    scope.post(
+      `${p}/auth/token`,
+      payflowRoute(context, ({ request, reply, now }) => {
+        const token = issueToken(state, request, now, context.tokenTtlSeconds);
+        void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+        return token;
+      }),
+    );
+  });
 
   app.get(
     `${p}/auth/ping`,

@@ -15,6 +15,7 @@ import { VirtualClock } from './clock.js';
 import { registerControlRoutes } from './control.routes.js';
 import { ApiError } from './errors.js';
 import { FaultRegistry } from './faults.js';
+import { acceptJsonOnly } from './media-types.js';
 import { PARTNER_PREFIX, registerPartnerRoutes } from './partner.routes.js';
 import { registerPaymentRoutes } from './payments.routes.js';
 import { PartnerService } from './partner.service.js';
@@ -146,24 +147,7 @@ function buildApp(
     keepAliveTimeout: 65_000,
   });
 
-  // JSON as fastify parses it (prototype-poisoning checks included), except that an empty
-  // body is no body: clients that send `content-type: application/json` on every call,
-  // DELETE included, are not refused for it.
-  const parseJson = app.getDefaultJsonParser('error', 'ignore');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text.trim() === '') done(null, undefined);
-    else void parseJson(request, text, done);
-  });
-
-  app.addContentTypeParser(
-    'application/x-www-form-urlencoded',
-    { parseAs: 'string' },
-    (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body.toString())));
-    },
-  );
+  acceptJsonOnly(app);
 
   app.setErrorHandler((error: FastifyError | ApiError, _request, reply) => {
     if (error instanceof ApiError) {

@@ -1,0 +1,51 @@
+/**
+ * Which request bodies the sandbox reads (docs/assumptions.md, requests): JSON on every
+ * endpoint, and besides it only what an endpoint documents: the token endpoint's form.
+ * Any other media type is 415 `unsupported_media_type` (fastify's
+ * FST_ERR_CTP_INVALID_MEDIA_TYPE, mapped by the server's error handler), so a form or a
+ * text body never reaches a JSON endpoint as if it were one.
+ *
+ * Parsers are scoped with fastify's encapsulation: `withBodies` registers routes in a
+ * child context that reads the extra media types; the root reads JSON only.
+ */
+import type { FastifyInstance } from 'fastify';
+
+export type ExtraBody = 'form';
+
+/** Root context: JSON only (an empty body with `application/json` counts as no body). */
+export function acceptJsonOnly(app: FastifyInstance): void {
+  // JSON as fastify parses it (prototype-poisoning checks included), except that an empty
+  // body is no body: clients that send `content-type: application/json` on every call,
+  // DELETE included, are not refused for it.
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === '') done(null, undefined);
+    else void parseJson(request, text, done);
+  });
+}
+
+/** Registers `routes` in a child context that also reads the `extra` media types. */
+export function withBodies(
+  app: FastifyInstance,
+  extra: readonly ExtraBody[],
+  routes: (scope: FastifyInstance) => void,
+): void {
+  void app.register((scope, _options, done) => {
+    for (const kind of extra) PARSERS[kind](scope);
+    routes(scope);
+    done();
+  });
+}
+
+const PARSERS: Readonly<Record<ExtraBody, (scope: FastifyInstance) => void>> = {
+  form: (scope) =>
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_request, body, done) => {
+        done(null, Object.fromEntries(new URLSearchParams(body.toString())));
+      },
+    ),
+};
