@@ -96,7 +96,8 @@ function issueType(issue: z.core.$ZodIssue): string {
     case 'invalid_element':
       return 'value_error';
     case 'custom':
-      return 'value_error';
+      // A refinement may name its pydantic-like type: params: { type: 'value_error.date' }.
+      return typeof issue.params?.type === 'string' ? issue.params.type : 'value_error';
     default:
       return 'value_error';
   }

@@ -8,13 +8,27 @@ import {
   settlementQuerySchema,
 } from '../payflow/payflow.schemas.js';
 import { issueToken } from './auth.js';
-import { isoOf } from './clock.js';
+import { isoOf, startOfUtcDate } from './clock.js';
 import { parseOr422 } from './errors.js';
 import { withBodies } from './media-types.js';
 import { authedRoute, organizationRoute, payflowRoute, type SandboxContext } from './routing.js';
 import { settlementCsv } from './settlement-csv.js';
 
 export const PARTNER_PREFIX = '/partner';
+
+/** The shared query schema checks the YYYY-MM-DD form; the dates must also exist. */
+const settlementQuery = settlementQuerySchema.superRefine((query, context) => {
+  for (const key of ['from', 'to'] as const) {
+    if (startOfUtcDate(query[key]) !== undefined) continue;
+    context.addIssue({
+      code: 'custom',
+      path: [key],
+      message: `${query[key]} is not a calendar date`,
+      input: query[key],
+      params: { type: 'value_error.date' },
+    });
+  }
+});
 
 interface PaymentParams {
   payment_id: string;
@@ -60,7 +74,7 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
   app.get(
     `${p}/settlements/generate_csv`,
     organizationRoute(context, read, ({ request, reply, organization }) => {
-      const query = parseOr422(settlementQuerySchema, request.query, 'query');
+      const query = parseOr422(settlementQuery, request.query, 'query');
       void reply
         .type('text/csv; charset=utf-8')
         .header(

@@ -314,6 +314,34 @@ describe('sandbox group B', () => {
       ]);
     });
 
+    it('refuses dates that do not exist with 422 at the parameter', async () => {
+      for (const [from, to, bad] of [
+        ['2026-02-30', '2026-03-01', 'from'],
+        ['2026-02-01', '2026-02-29', 'to'],
+        ['2026-13-01', '2026-13-02', 'from'],
+      ] as const) {
+        const answer = await call<ValidationBody>(
+          'GET',
+          `${partner}/settlements/generate_csv?from=${from}&to=${to}`,
+          { token },
+        );
+        expect(answer.status).toBe(422);
+        expect(answer.body.detail[0]).toEqual({
+          loc: ['query', bad],
+          msg: expect.any(String),
+          type: 'value_error.date',
+        });
+      }
+      const leap = await call(
+        'GET',
+        `${partner}/settlements/generate_csv?from=2024-02-29&to=2024-02-29`,
+        {
+          token,
+        },
+      );
+      expect(leap.status).toBe(200);
+    });
+
     it('needs the read scope', async () => {
       const createOnly = await fetchToken(
         sandbox,
