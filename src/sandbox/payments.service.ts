@@ -220,6 +220,13 @@ export class PaymentsService {
     const amounts = new AmountReader(payment.currency);
     const gross = amounts.minor(body.totalGrossAmount, loc('totalGrossAmount'), 'positive');
     const net = amounts.minor(body.totalNetAmount, loc('totalNetAmount'), 'non-negative');
+    if (net > gross && amounts.issues.length === 0) {
+      amounts.issues.push({
+        loc: loc('totalNetAmount'),
+        msg: 'must not exceed totalGrossAmount',
+        type: 'value_error.number.not_le',
+      });
+    }
     body.invoiceLines.forEach((line, index) => {
       for (const field of ['grossUnitPrice', 'netUnitPrice', 'vatAmount'] as const) {
         amounts.minor(line[field], loc('invoiceLines', index, field));

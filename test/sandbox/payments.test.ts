@@ -399,6 +399,27 @@ describe('sandbox group A', () => {
       );
     });
 
+    it('refuses a refund whose net exceeds its gross', async () => {
+      const created = await createPayment(sandbox, token, { total: 1249.5, net: 999.6 });
+      await control(sandbox, 'POST', `/payments/${created.id}/simulate`, { action: 'paid' });
+      const answer = await refund(created.id, 100, 100.01);
+      expect(answer.status).toBe(422);
+      expect((answer.body as unknown as ValidationBody).detail).toEqual([
+        {
+          loc: ['body', 'totalNetAmount'],
+          msg: expect.any(String),
+          type: 'value_error.number.not_le',
+        },
+      ]);
+      const listed = await control<{ refunds: unknown[] }>(
+        sandbox,
+        'GET',
+        `/payments/${created.id}`,
+      );
+      expect(listed.body.refunds).toEqual([]);
+      expect((await refund(created.id, 100, 100)).status).toBe(200);
+    });
+
     it('only paid installments are refundable before the payment succeeds', async () => {
       const created = await createPayment(sandbox, token, {
         total: 1000,
