@@ -37,34 +37,39 @@ import {
 
 type JsonObject = Record<string, unknown>;
 
+/**
+ * Every schema is described by its input side: for a request what the sandbox accepts,
+ * for a response what a client must accept. The output side would mark a field with a
+ * default as required (RefundResponse.debtorAccountNumber, optional in the spec).
+ */
 const SCHEMAS = {
-  CreatePaymentRequest: [createPaymentSchema, 'input'],
-  CreatePaymentResponse: [createPaymentResponseSchema, 'output'],
-  InstallmentRecord: [installmentRecordSchema, 'output'],
-  CreateInstallmentRequest: [createInstallmentSchema, 'input'],
-  UpdateInstallmentRequest: [updateInstallmentSchema, 'input'],
-  PaymentStatusResponse: [paymentStatusResponseSchema, 'output'],
-  RefundRequest: [refundSchema, 'input'],
-  RefundResponse: [refundResponseSchema, 'output'],
-  UploadDocumentRequest: [uploadDocumentSchema, 'input'],
-  Document: [documentSchema, 'output'],
-  DeleteDocumentResponse: [deleteDocumentResponseSchema, 'output'],
-  TokenRequest: [tokenRequestSchema, 'input'],
-  TokenResponse: [tokenResponseSchema, 'output'],
-  PingResponse: [pingResponseSchema, 'output'],
-  OrganizationsResponse: [organizationsResponseSchema, 'output'],
-  PaymentMethodsResponse: [paymentMethodsResponseSchema, 'output'],
-  ResendRequest: [resendSchema, 'input'],
-  ResendResponse: [resendResponseSchema, 'output'],
-  PrintReceiptRequest: [printReceiptSchema, 'input'],
-  PrintReceiptResponse: [printReceiptResponseSchema, 'output'],
-  ManualPaidRequest: [manualPaidSchema, 'input'],
-  ManualPaidResponse: [manualPaidResponseSchema, 'output'],
-  ValidationError: [validationErrorSchema, 'output'],
-  Error: [errorBodySchema, 'output'],
-  OAuthError: [oauthErrorSchema, 'output'],
-  WebhookPayload: [webhookPayloadSchema, 'output'],
-} as const satisfies Record<string, readonly [z.ZodType, 'input' | 'output']>;
+  CreatePaymentRequest: createPaymentSchema,
+  CreatePaymentResponse: createPaymentResponseSchema,
+  InstallmentRecord: installmentRecordSchema,
+  CreateInstallmentRequest: createInstallmentSchema,
+  UpdateInstallmentRequest: updateInstallmentSchema,
+  PaymentStatusResponse: paymentStatusResponseSchema,
+  RefundRequest: refundSchema,
+  RefundResponse: refundResponseSchema,
+  UploadDocumentRequest: uploadDocumentSchema,
+  Document: documentSchema,
+  DeleteDocumentResponse: deleteDocumentResponseSchema,
+  TokenRequest: tokenRequestSchema,
+  TokenResponse: tokenResponseSchema,
+  PingResponse: pingResponseSchema,
+  OrganizationsResponse: organizationsResponseSchema,
+  PaymentMethodsResponse: paymentMethodsResponseSchema,
+  ResendRequest: resendSchema,
+  ResendResponse: resendResponseSchema,
+  PrintReceiptRequest: printReceiptSchema,
+  PrintReceiptResponse: printReceiptResponseSchema,
+  ManualPaidRequest: manualPaidSchema,
+  ManualPaidResponse: manualPaidResponseSchema,
+  ValidationError: validationErrorSchema,
+  Error: errorBodySchema,
+  OAuthError: oauthErrorSchema,
+  WebhookPayload: webhookPayloadSchema,
+} as const satisfies Record<string, z.ZodType>;
 
 type SchemaName = keyof typeof SCHEMAS;
 
@@ -79,7 +84,13 @@ interface Operation {
   body?: SchemaName;
   form?: SchemaName;
   response: SchemaName | 'csv';
+  /** What a 404 means here; undefined: the endpoint has none. */
+  notFound?: string;
 }
+
+const UNKNOWN_IN_PATH = 'Unknown payment, installment or document';
+/** Endpoints that name the payment in their body answer 404 for an unknown one too. */
+const UNKNOWN_IN_BODY = 'Unknown payment (named in the body)';
 
 const { create, update, read } = PAYFLOW_SCOPES;
 const P = '/partner';
@@ -94,15 +105,18 @@ const OPERATIONS: Operation[] = [
     'CreatePaymentRequest',
     'CreatePaymentResponse',
   ),
-  op(
-    'post',
-    '/api/payments/uploadDocument',
-    'A',
-    'Attach a document',
-    update,
-    'UploadDocumentRequest',
-    'Document',
-  ),
+  {
+    ...op(
+      'post',
+      '/api/payments/uploadDocument',
+      'A',
+      'Attach a document',
+      update,
+      'UploadDocumentRequest',
+      'Document',
+    ),
+    notFound: UNKNOWN_IN_BODY,
+  },
   op(
     'delete',
     '/api/payments/uploadDocument/{payflow_id}/{document_id}',
@@ -121,7 +135,18 @@ const OPERATIONS: Operation[] = [
     undefined,
     'PaymentStatusResponse',
   ),
-  op('post', '/api/refund', 'A', 'Refund a payment', update, 'RefundRequest', 'RefundResponse'),
+  {
+    ...op(
+      'post',
+      '/api/refund',
+      'A',
+      'Refund a payment',
+      update,
+      'RefundRequest',
+      'RefundResponse',
+    ),
+    notFound: UNKNOWN_IN_BODY,
+  },
   op(
     'get',
     '/api/payments/{payflow_id}/paymentStatus',
@@ -219,15 +244,18 @@ const OPERATIONS: Operation[] = [
     undefined,
     'PaymentMethodsResponse',
   ),
-  op(
-    'post',
-    `${P}/payment-methods/resend`,
-    'B',
-    'Re-send a payment to a payment method',
-    update,
-    'ResendRequest',
-    'ResendResponse',
-  ),
+  {
+    ...op(
+      'post',
+      `${P}/payment-methods/resend`,
+      'B',
+      'Re-send a payment to a payment method',
+      update,
+      'ResendRequest',
+      'ResendResponse',
+    ),
+    notFound: UNKNOWN_IN_BODY,
+  },
   op(
     'post',
     `${P}/payments/{payment_id}/receipts/terminal/print`,
@@ -266,6 +294,7 @@ function op(
     organization: true,
     response,
     ...(body ? { body } : {}),
+    ...(path.includes('{') ? { notFound: UNKNOWN_IN_PATH } : {}),
   };
 }
 
@@ -277,8 +306,11 @@ function jsonContent(name: SchemaName): JsonObject {
   return { 'application/json': { schema: ref(name) } };
 }
 
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+function toSchema(schema: z.ZodType): JsonObject {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+  });
   return rest;
 }
 
@@ -293,9 +325,7 @@ function errorResponses(operation: Operation): JsonObject {
   return {
     '401': error('Missing, invalid or expired bearer token'),
     '403': error('Missing scope or organization not allowed'),
-    ...(operation.path.includes('{')
-      ? { '404': error('Unknown payment, installment or document') }
-      : {}),
+    ...(operation.notFound === undefined ? {} : { '404': error(operation.notFound) }),
     '422': {
       description: 'Validation or business-rule error',
       content: jsonContent('ValidationError'),
@@ -321,7 +351,7 @@ function parameters(operation: Operation): JsonObject[] {
     });
   }
   if (operation.response === 'csv') {
-    const query = toSchema(settlementQuerySchema, 'input');
+    const query = toSchema(settlementQuerySchema);
     const properties = (query.properties ?? {}) as Record<string, JsonObject>;
     const required = new Set((query.required ?? []) as string[]);
     for (const [name, schema] of Object.entries(properties)) {
@@ -367,7 +397,7 @@ export function buildOpenApiDocument(serverUrl: string): JsonObject {
     };
   }
   const schemas = Object.fromEntries(
-    Object.entries(SCHEMAS).map(([name, [schema, io]]) => [name, toSchema(schema, io)]),
+    Object.entries(SCHEMAS).map(([name, schema]) => [name, toSchema(schema)]),
   );
   return {
     openapi: '3.1.0',

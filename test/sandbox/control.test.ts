@@ -70,6 +70,54 @@ describe('sandbox control API', () => {
     ]);
   });
 
+  it('declares in OpenAPI the 404 that endpoints naming a payment in their body answer', async () => {
+    const answer = await control<{
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    }>(sandbox, 'GET', '/openapi.json');
+    const token = await fetchToken(sandbox);
+    const unknown = 'ffffffffffffffffffffffff';
+    const calls: [string, string, string, Record<string, unknown>][] = [
+      [
+        '/api/refund',
+        'post',
+        `${sandbox.url}/api/refund`,
+        { crossPayment: unknown, currency: 'NOK', totalGrossAmount: 1, totalNetAmount: 1 },
+      ],
+      [
+        '/api/payments/uploadDocument',
+        'post',
+        `${sandbox.url}/api/payments/uploadDocument`,
+        {
+          paymentId: unknown,
+          fileName: 'a.pdf',
+          contentType: 'application/pdf',
+          contentBase64: 'AA==',
+        },
+      ],
+      [
+        '/partner/payment-methods/resend',
+        'post',
+        `${sandbox.partnerUrl}/payment-methods/resend`,
+        { paymentId: unknown, paymentMethodId: '000000000000000000000000' },
+      ],
+    ];
+    for (const [path, method, url, body] of calls) {
+      const real = await call(method.toUpperCase(), url, { token, body });
+      expect(real.status).toBe(404);
+      expect({
+        path,
+        declared: Object.keys(answer.body.paths[path]?.[method]?.responses ?? {}),
+      }).toEqual({ path, declared: expect.arrayContaining(['404']) });
+    }
+    // the spec: debtorAccountNumber is optional (default "")
+    const refund = answer.body.components.schemas.RefundResponse;
+    expect(refund?.required).not.toContain('debtorAccountNumber');
+    expect(refund?.required).toEqual(
+      expect.arrayContaining(['refundType', 'originalAmount', 'remainingAmount', 'refundId']),
+    );
+  });
+
   it('keeps every payment with its organization and the create body as received', async () => {
     const token = await fetchToken(sandbox);
     const body = { ...paymentBody(), somethingExtra: { kept: true } };
