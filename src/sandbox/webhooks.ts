@@ -1,6 +1,6 @@
 /**
- * Webhook delivery by the spec's rules: https only, whitelisted domains only (a skipped
- * webhook is still recorded, with the reason), 2xx = delivered, anything else (including a
+ * Webhook delivery by the spec's rules: https only, whitelisted domains only, checked
+ * before every attempt (a skipped webhook is still recorded, with the reason), 2xx = delivered, anything else (including a
  * connection error or the 10 s time-out) is retried up to 25 times on the back-off table,
  * on the virtual clock. The first attempt is made at once; retries are scheduler jobs.
  *
@@ -14,6 +14,7 @@ import { isoOf, type VirtualClock } from './clock.js';
 import { conflict, notFound } from './errors.js';
 import { newObjectId } from './ids.js';
 import type { Scheduler } from './scheduler.js';
+import { isWhitelisted } from './whitelist.js';
 
 /** Wait before retry n (1-based), in minutes: 5×5, 5×15, 5×30, 5×60, 5×24 h = 7750 minutes. */
 export const RETRY_BACKOFF_MINUTES: readonly number[] = [5, 15, 30, 60, 1440].flatMap((wait) =>
@@ -194,6 +195,17 @@ export class WebhookDispatcher {
   private async attempt(delivery: Delivery, at: number, generation: number): Promise<void> {
     if (generation !== this.generation) return;
     delivery.nextAttemptAt = null;
+    // The operator may have changed the whitelist since the delivery was queued: it is
+    // read again before every attempt, and a domain no longer on it is not called again.
+    const skipped = this.skipReason(delivery.url);
+    if (skipped) {
+      delivery.skipped = skipped;
+      this.options.logger.debug(
+        { deliveryId: delivery.id, reason: skipped, attempts: delivery.attempts.length },
+        'webhook skipped',
+      );
+      return;
+    }
     const outcome = await this.send(delivery);
     if (generation !== this.generation) return;
     delivery.attempts.push(
@@ -259,14 +271,7 @@ export class WebhookDispatcher {
       return 'invalid_url';
     }
     if (parsed.protocol !== 'https:') return 'not_https';
-    const host = parsed.hostname
-      .toLowerCase()
-      .replace(/^\[|\]$/g, '')
-      .replace(/\.$/, '');
-    const allowed = this.options
-      .whitelist()
-      .some((domain) => host === domain || host.endsWith(`.${domain}`));
-    return allowed ? undefined : 'not_whitelisted';
+    return isWhitelisted(parsed.hostname, this.options.whitelist()) ? undefined : 'not_whitelisted';
   }
 }
 

@@ -162,6 +162,40 @@ describe('sandbox webhooks', () => {
     expect(delivery?.delivered).toBe(true);
   });
 
+  it('matches whitelisted IP addresses exactly: 0.0.1 does not let 127.0.0.1 through', async () => {
+    await control(sandbox, 'PUT', '/webhook-whitelist', { domains: ['0.0.1'] });
+    const payment = await createPayment(sandbox, token, {
+      callback: { url: `${receiver.url}/hook` }, // https://127.0.0.1:<port>
+    });
+    await simulate(payment.id, 'opened');
+    const [delivery] = await deliveries(payment.id);
+    expect(delivery).toMatchObject({ skipped: 'not_whitelisted', attempts: [] });
+    expect(receiver.received).toHaveLength(0);
+  });
+
+  it('reads the whitelist again before every retry', async () => {
+    receiver.respondWith(() => 500);
+    const payment = await createPayment(sandbox, token, {
+      callback: { url: `${receiver.url}/hook` },
+    });
+    await simulate(payment.id, 'opened');
+    expect(receiver.received).toHaveLength(1);
+    // the operator removes 127.0.0.1: the retry due in 5 minutes is not sent
+    await control(sandbox, 'PUT', '/webhook-whitelist', { domains: ['localhost'] });
+    await advance(60);
+    expect(receiver.received).toHaveLength(1);
+    const [delivery] = await deliveries(payment.id);
+    expect(delivery).toMatchObject({
+      skipped: 'not_whitelisted',
+      delivered: false,
+      nextAttemptAt: null,
+    });
+    expect(delivery?.attempts).toHaveLength(1);
+    await control(sandbox, 'PUT', '/webhook-whitelist', { domains: ['127.0.0.1'] });
+    await advance(8000);
+    expect(receiver.received).toHaveLength(1);
+  });
+
   it('sends status changes to status_update_url and terminal failures to terminal_failure_url', async () => {
     const payment = await createPayment(sandbox, token, {
       total: 100,
