@@ -3,10 +3,10 @@
  * transaction as the change) through the `MessageProducer`, then marks them published.
  *
  * Ordering. Rows are bucketed by a hash of their key (OutboxRepository). A bucket's rows
- * are published in id order, one batch at a time: every batch transaction first takes the
- * bucket's transaction-level "fence" lock (pg_try_advisory_xact_lock), then locks the
- * oldest pending rows (FOR UPDATE SKIP LOCKED), sends them, marks them published and
- * commits. So one key's messages leave in the order they were written, whichever process
+ * are published in id order, one batch at a time: a pass's transaction first takes the
+ * transaction-level "fence" lock (pg_try_advisory_xact_lock) of each bucket it publishes,
+ * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends every bucket's
+ * rows at once, marks the sent ones published and commits. So one key's messages leave in the order they were written, whichever process
  * publishes them, and no row is sent by two transactions at once.
  *
  * Sharing the work. Several replicas may run the relay on one database. Each holds
@@ -43,13 +43,7 @@ import {
   OutboxRepository,
   type PendingOutboxMessage,
 } from './outbox.repository.js';
-import {
-  RELAY_LOCK_NAMESPACE,
-  Wakeup,
-  backoffDelay,
-  mapBounded,
-  sleep,
-} from './outbox.relay-support.js';
+import { RELAY_LOCK_NAMESPACE, Wakeup, backoffDelay, sleep } from './outbox.relay-support.js';
 
 export interface OutboxRelayOptions {
   /** Rows per batch (one producer.send, one transaction). Default 500. */
@@ -58,8 +52,6 @@ export interface OutboxRelayOptions {
   readonly busyPollMs?: number;
   /** Pause after a pass that found nothing (`notify()` cuts it short). Default 500 ms. */
   readonly idlePollMs?: number;
-  /** Buckets published at once. Default 4. */
-  readonly concurrency?: number;
   /** How often bucket ownership is revisited (take free buckets, give back extra ones). Default 2 s. */
   readonly rebalanceIntervalMs?: number;
   /** Back-off of a bucket whose send failed: first and largest delay. Default 100 ms / 5 s. */
@@ -125,7 +117,6 @@ const DEFAULTS: Settings = {
   batchSize: 500,
   busyPollMs: 50,
   idlePollMs: 500,
-  concurrency: 4,
   rebalanceIntervalMs: 2_000,
   retryInitialMs: 100,
   retryMaxMs: 5_000,
@@ -293,19 +284,20 @@ export class OutboxRelay implements OutboxFlusher {
       if (remaining === 0) return { drained: true, published, remaining: 0 };
       if (left <= 0) return { drained: false, published, remaining };
 
-      const round = mapBounded(pending, this.settings.concurrency, async (row) => {
-        const outcome = await this.publishBatch(row.bucket).catch(
-          (error: unknown): BatchOutcome => ({ kind: 'failed', error }),
-        );
-        this.recordOutcome(row.bucket, outcome);
-        return outcome;
-      });
+      const round = this.publishBuckets(pending.map((row) => row.bucket)).catch(
+        (error: unknown) => {
+          const failed: BatchOutcome = { kind: 'failed', error };
+          for (const row of pending) this.recordOutcome(row.bucket, failed);
+          return new Map<number, BatchOutcome>(pending.map((row) => [row.bucket, failed]));
+        },
+      );
       // A send can hang for as long as the producer retries; the flush does not wait past
       // its deadline (the round finishes, or rolls back, in the background).
       const outcomes = await withTimeout(round, left);
       if (outcomes === undefined) continue;
       let progressed = false;
-      for (const outcome of outcomes) {
+      for (const [bucket, outcome] of outcomes) {
+        if (outcome.kind !== 'failed') this.recordOutcome(bucket, outcome);
         if (outcome.kind === 'published') {
           published += outcome.count;
           progressed = true;
@@ -376,21 +368,29 @@ export class OutboxRelay implements OutboxFlusher {
     return until - now;
   }
 
-  /** One batch from every owned bucket that is not backing off. */
+  /**
+   * One batch from every owned bucket that is not backing off, in one transaction: fence
+   * the buckets, lock their oldest pending rows, send each bucket's rows (all buckets at
+   * once), mark the sent ones published, commit. A bucket whose send failed keeps its rows
+   * pending and backs off alone. One transaction a pass instead of one a bucket: a row
+   * waits for at most one send round, not for a round per group of buckets.
+   */
   private async publishOwned(): Promise<{ published: number; more: boolean }> {
     const now = Date.now();
     const due = this.ownedBuckets().filter((bucket) => (this.retryAt.get(bucket) ?? 0) <= now);
-    const outcomes = await mapBounded(due, this.settings.concurrency, async (bucket) => {
-      const outcome = await this.publishBatch(bucket).catch((error: unknown): BatchOutcome => ({
-        kind: 'failed',
-        error,
-      }));
-      this.recordOutcome(bucket, outcome);
-      return outcome;
-    });
+    if (due.length === 0) return { published: 0, more: false };
+    let outcomes: Map<number, BatchOutcome>;
+    try {
+      outcomes = await this.publishBuckets(due);
+    } catch (error) {
+      // The transaction failed (a lost connection, a failed commit): every row stays pending.
+      outcomes = new Map(due.map((bucket) => [bucket, { kind: 'failed', error }]));
+      for (const [bucket, outcome] of outcomes) this.recordOutcome(bucket, outcome);
+    }
     let published = 0;
     let more = false;
-    for (const outcome of outcomes) {
+    for (const [bucket, outcome] of outcomes) {
+      if (outcome.kind !== 'failed') this.recordOutcome(bucket, outcome);
       if (outcome.kind === 'published') {
         published += outcome.count;
         if (outcome.count >= this.settings.batchSize) more = true;
@@ -399,22 +399,42 @@ export class OutboxRelay implements OutboxFlusher {
     return { published, more };
   }
 
-  /** Lock → send → mark published → commit, for the oldest pending rows of one bucket. */
-  private publishBatch(bucket: number): Promise<BatchOutcome> {
-    return this.database.transaction(async (tx): Promise<BatchOutcome> => {
-      const [fence] = await tx.query<{ ok: boolean }>(
-        'SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS ok',
-        [RELAY_LOCK_NAMESPACE.BUCKET_FENCE, bucket],
+  private publishBuckets(due: readonly number[]): Promise<Map<number, BatchOutcome>> {
+    return this.database.transaction(async (tx) => {
+      const outcomes = new Map<number, BatchOutcome>();
+      const fenced = await tx.query<{ bucket: number }>(
+        `SELECT b AS bucket FROM unnest($2::int[]) AS b
+          WHERE pg_try_advisory_xact_lock($1::int, b)`,
+        [RELAY_LOCK_NAMESPACE.BUCKET_FENCE, due],
       );
-      if (fence?.ok !== true) return { kind: 'busy' };
-      const rows = await this.outbox.lockPending(tx, [bucket], this.settings.batchSize);
-      if (rows.length === 0) return { kind: 'empty' };
-      await this.producer.send(rows.map(toOutboundMessage));
+      const buckets = fenced.map((row) => row.bucket);
+      for (const bucket of due) outcomes.set(bucket, { kind: 'busy' });
+      if (buckets.length === 0) return outcomes;
+      const byBucket = new Map<number, PendingOutboxMessage[]>();
+      for (const bucket of buckets) byBucket.set(bucket, []);
+      for (const row of await this.outbox.lockPending(tx, buckets, this.settings.batchSize)) {
+        byBucket.get(row.bucket)?.push(row);
+      }
+      const sent = await Promise.all(
+        [...byBucket].map(async ([bucket, rows]): Promise<[number, BatchOutcome, string[]]> => {
+          if (rows.length === 0) return [bucket, { kind: 'empty' }, []];
+          try {
+            await this.producer.send(rows.map(toOutboundMessage));
+            return [bucket, { kind: 'published', count: rows.length }, rows.map((row) => row.id)];
+          } catch (error) {
+            // Its back-off starts now, not when the slowest bucket of the pass is done.
+            const failed: BatchOutcome = { kind: 'failed', error };
+            this.recordOutcome(bucket, failed);
+            return [bucket, failed, []];
+          }
+        }),
+      );
       await this.outbox.markPublished(
         tx,
-        rows.map((row) => row.id),
+        sent.flatMap(([, , ids]) => ids),
       );
-      return { kind: 'published', count: rows.length };
+      for (const [bucket, outcome] of sent) outcomes.set(bucket, outcome);
+      return outcomes;
     });
   }
 

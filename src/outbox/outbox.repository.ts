@@ -44,7 +44,7 @@ export class OutboxRepository {
     );
   }
 
-  /** Oldest unpublished messages of the given buckets, locked for this transaction. */
+  /** Each given bucket's oldest unpublished messages (up to `limit` a bucket), locked for this transaction. */
   async lockPending(
     tx: Sql,
     buckets: readonly number[],
@@ -58,9 +58,13 @@ export class OutboxRepository {
       value: Buffer;
       headers: Record<string, string>;
     }>(
-      `SELECT id, bucket, topic, key, value, headers FROM outbox
-        WHERE published_at IS NULL AND bucket = ANY($1::smallint[])
-        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      `SELECT o.id, o.bucket, o.topic, o.key, o.value, o.headers
+         FROM unnest($1::smallint[]) AS b (bucket)
+        CROSS JOIN LATERAL (
+              SELECT id, bucket, topic, key, value, headers FROM outbox
+               WHERE published_at IS NULL AND outbox.bucket = b.bucket
+               ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) AS o
+        ORDER BY o.id`,
       [buckets, limit],
     );
     return rows;
