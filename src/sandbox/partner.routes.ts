@@ -1,7 +1,6 @@
 /** Group B, the partner API, under /partner (so the token URL is /partner/auth/token). */
 import type { FastifyInstance } from 'fastify';
 import {
-  PAYFLOW_SCOPES,
   manualPaidSchema,
   printReceiptSchema,
   resendSchema,
@@ -11,7 +10,13 @@ import { issueToken } from './auth.js';
 import { isoOf, startOfUtcDate } from './clock.js';
 import { parseOr422 } from './errors.js';
 import { withBodies } from './media-types.js';
-import { authedRoute, organizationRoute, payflowRoute, type SandboxContext } from './routing.js';
+import {
+  TOKEN_ONLY,
+  authedRoute,
+  organizationRoute,
+  payflowRoute,
+  type SandboxContext,
+} from './routing.js';
 import { settlementCsv } from './settlement-csv.js';
 
 export const PARTNER_PREFIX = '/partner';
@@ -36,7 +41,6 @@ interface PaymentParams {
 
 export function registerPartnerRoutes(app: FastifyInstance, context: SandboxContext): void {
   const { state, partner } = context;
-  const { update, read } = PAYFLOW_SCOPES;
   const p = PARTNER_PREFIX;
 
   // RFC 6749 §4.4.2: the token request is a form.
@@ -53,7 +57,7 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     `${p}/auth/ping`,
-    authedRoute(context, undefined, ({ client, token }) => ({
+    authedRoute(context, TOKEN_ONLY, ({ client, token }) => ({
       ok: true,
       clientId: client.clientId,
       scopes: [...token.scopes],
@@ -63,7 +67,7 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     `${p}/auth/organizations`,
-    authedRoute(context, read, ({ client }) => ({
+    authedRoute(context, TOKEN_ONLY, ({ client }) => ({
       organizations: client.organizationIds.flatMap((id) => {
         const organization = state.organizations.get(id);
         return organization ? [{ id: organization.id, name: organization.name }] : [];
@@ -73,7 +77,7 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     `${p}/settlements/generate_csv`,
-    organizationRoute(context, read, ({ request, reply, organization }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, reply, organization }) => {
       const query = parseOr422(settlementQuery, request.query, 'query');
       void reply
         .type('text/csv; charset=utf-8')
@@ -94,19 +98,19 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     `${p}/payment-methods`,
-    organizationRoute(context, read, () => ({ paymentMethods: state.paymentMethods })),
+    organizationRoute(context, TOKEN_ONLY, () => ({ paymentMethods: state.paymentMethods })),
   );
 
   app.post(
     `${p}/payment-methods/resend`,
-    organizationRoute(context, update, ({ request, organization, now }) =>
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
       partner.resend(organization, parseOr422(resendSchema, request.body, 'body'), now),
     ),
   );
 
   app.post(
     `${p}/payments/:payment_id/receipts/terminal/print`,
-    organizationRoute(context, update, ({ request, organization }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization }) => {
       const body = parseOr422(printReceiptSchema, request.body ?? {}, 'body');
       const { payment_id } = request.params as PaymentParams;
       return partner.printReceipt(organization, payment_id, body.terminalId);
@@ -115,7 +119,7 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
 
   app.post(
     `${p}/payments/:payment_id/manual-paid`,
-    organizationRoute(context, update, ({ request, organization, now }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) => {
       const body = parseOr422(manualPaidSchema, request.body ?? {}, 'body');
       const { payment_id } = request.params as PaymentParams;
       return partner.manualPaid(organization, payment_id, body.note, now);

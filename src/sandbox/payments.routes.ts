@@ -9,7 +9,7 @@ import {
   uploadDocumentSchema,
 } from '../payflow/payflow.schemas.js';
 import { parseOr422 } from './errors.js';
-import { organizationRoute, type SandboxContext } from './routing.js';
+import { TOKEN_ONLY, organizationRoute, type SandboxContext } from './routing.js';
 
 interface PaymentParams {
   payflow_id: string;
@@ -23,7 +23,7 @@ interface DocumentParams extends PaymentParams {
 
 export function registerPaymentRoutes(app: FastifyInstance, context: SandboxContext): void {
   const { payments } = context;
-  const { create, update, read } = PAYFLOW_SCOPES;
+  const { create, update } = PAYFLOW_SCOPES;
 
   app.post(
     '/api/payments',
@@ -35,7 +35,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.post(
     '/api/payments/uploadDocument',
-    organizationRoute(context, update, ({ request, organization, now }) =>
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
       payments.uploadDocument(
         organization,
         parseOr422(uploadDocumentSchema, request.body, 'body'),
@@ -46,7 +46,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.delete(
     '/api/payments/uploadDocument/:payflow_id/:document_id',
-    organizationRoute(context, update, ({ request, organization }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization }) => {
       const params = request.params as DocumentParams;
       return payments.deleteDocument(organization, params.payflow_id, params.document_id);
     }),
@@ -54,7 +54,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.delete(
     '/api/payments/:payflow_id',
-    organizationRoute(context, update, ({ request, organization, now }) =>
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
       payments.cancel(organization, (request.params as PaymentParams).payflow_id, now),
     ),
   );
@@ -68,14 +68,14 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     '/api/payments/:payflow_id/paymentStatus',
-    organizationRoute(context, read, ({ request, organization }) =>
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization }) =>
       payments.status(organization, (request.params as PaymentParams).payflow_id),
     ),
   );
 
   app.post(
     '/api/payments/:payflow_id/installments/create',
-    organizationRoute(context, update, ({ request, organization, now }) =>
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
       payments.createInstallment(
         organization,
         (request.params as PaymentParams).payflow_id,
@@ -87,7 +87,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.get(
     '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, read, ({ request, organization }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization }) => {
       const params = request.params as InstallmentParams;
       return payments.getInstallment(organization, params.payflow_id, params.installment_id);
     }),
@@ -95,7 +95,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.put(
     '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, update, ({ request, organization, now }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) => {
       const params = request.params as InstallmentParams;
       const body = parseOr422(updateInstallmentSchema, request.body, 'body');
       return payments.updateInstallment(
@@ -110,7 +110,7 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
 
   app.delete(
     '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, update, ({ request, organization, now }) => {
+    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) => {
       const params = request.params as InstallmentParams;
       return payments.deleteInstallment(
         organization,

@@ -1,6 +1,7 @@
 /**
  * How a Payflow route runs: the fixed latency (SANDBOX_LATENCY_MS), then fault injection,
- * then bearer authentication, scope and organization, then the handler. Handlers return
+ * then bearer authentication, scope (only where the spec shows one) and organization,
+ * then the handler. Handlers return
  * the body; errors are ApiError and reach the server's error handler.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -73,10 +74,16 @@ export function payflowRoute(
   };
 }
 
+/**
+ * The scope of an endpoint the spec shows none for: a valid bearer token is enough. Only
+ * POST /api/payments (create) and POST /api/refund (update) have a documented scope.
+ */
+export const TOKEN_ONLY = undefined;
+
 /** A Payflow route that needs a valid bearer token and, when given, a scope. */
 export function authedRoute(
   context: SandboxContext,
-  scope: PayflowScope | undefined,
+  scope: PayflowScope | typeof TOKEN_ONLY,
   handler: Handler<AuthedCall>,
 ): RouteHandlerMethod {
   return payflowRoute(context, (call) => {
@@ -88,7 +95,7 @@ export function authedRoute(
 /** A Payflow route that also acts for one organization (X-Organization-Id rules). */
 export function organizationRoute(
   context: SandboxContext,
-  scope: PayflowScope,
+  scope: PayflowScope | typeof TOKEN_ONLY,
   handler: Handler<OrganizationCall>,
 ): RouteHandlerMethod {
   return authedRoute(context, scope, (call) => {

@@ -68,6 +68,20 @@ describe('sandbox control API', () => {
     expect(answer.body.paths['/api/payments']?.post?.security).toEqual([
       { oauth2: ['organization:payflow:create'] },
     ]);
+    // only the scopes the spec shows; elsewhere a valid token is enough
+    const scoped = Object.entries(answer.body.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) =>
+        operation.security.flatMap((entry) =>
+          Object.values(entry as Record<string, string[]>)
+            .flat()
+            .map((scope) => `${method} ${path} ${scope}`),
+        ),
+      ),
+    );
+    expect(scoped.sort()).toEqual([
+      'post /api/payments organization:payflow:create',
+      'post /api/refund organization:payflow:update',
+    ]);
   });
 
   it('declares in OpenAPI the 404 that endpoints naming a payment in their body answer', async () => {
