@@ -87,8 +87,8 @@ export function authenticate(
   scope: string | undefined,
 ): Authenticated {
   const match = BEARER.exec(request.headers.authorization ?? '');
-  if (!match?.[1])
-    throw unauthorized('unauthorized', 'a bearer token is required', 'invalid_request');
+  // RFC 6750 §3.1: a request that carries no token gets a challenge without an error code.
+  if (!match?.[1]) throw unauthorized('unauthorized', 'a bearer token is required', undefined);
   const token = state.tokens.get(match[1]);
   const client = token && state.clients.get(token.clientId);
   if (!token || !client)
@@ -97,7 +97,9 @@ export function authenticate(
     throw unauthorized('token_expired', 'the bearer token has expired', 'invalid_token');
   }
   if (scope !== undefined && !token.scopes.has(scope)) {
-    throw codeError(403, 'insufficient_scope', `this call needs the scope ${scope}`);
+    throw codeError(403, 'insufficient_scope', `this call needs the scope ${scope}`, {
+      'www-authenticate': `Bearer realm="payflow", error="insufficient_scope", scope="${scope}"`,
+    });
   }
   return { client, token };
 }
@@ -133,9 +135,10 @@ export function resolveOrganization(
   return organization;
 }
 
-function unauthorized(code: string, message: string, error: string): ApiError {
+function unauthorized(code: string, message: string, error: string | undefined): ApiError {
   return codeError(401, code, message, {
-    'www-authenticate': `Bearer realm="payflow", error="${error}"`,
+    'www-authenticate':
+      error === undefined ? 'Bearer realm="payflow"' : `Bearer realm="payflow", error="${error}"`,
   });
 }
 

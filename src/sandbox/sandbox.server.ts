@@ -16,12 +16,13 @@ import { registerControlRoutes } from './control.routes.js';
 import { ApiError } from './errors.js';
 import { FaultRegistry } from './faults.js';
 import { acceptJsonOnly } from './media-types.js';
+import { RouteMethods } from './methods.js';
 import { PARTNER_PREFIX, registerPartnerRoutes } from './partner.routes.js';
 import { registerPaymentRoutes } from './payments.routes.js';
 import { PartnerService } from './partner.service.js';
 import { PaymentLifecycle } from './payment-lifecycle.js';
 import { PaymentsService } from './payments.service.js';
-import type { SandboxContext } from './routing.js';
+import { pathOf, type SandboxContext } from './routing.js';
 import { Scheduler } from './scheduler.js';
 import { PayerSimulation } from './simulation.js';
 import { SandboxState } from './state.js';
@@ -158,11 +159,23 @@ function buildApp(
     return reply.code(status).type('application/json').send({ code, message });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    reply
+  const routeMethods = new RouteMethods();
+  routeMethods.track(app);
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = routeMethods.allowed(pathOf(request.url));
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({
+          code: 'method_not_allowed',
+          message: `${request.method} is not allowed here; allowed: ${allowed.join(', ')}`,
+        });
+    }
+    return reply
       .code(404)
-      .send({ code: 'not_found', message: `no route ${request.method} ${request.url}` }),
-  );
+      .send({ code: 'not_found', message: `no route ${request.method} ${request.url}` });
+  });
 
   registerPaymentRoutes(app, context);
   registerPartnerRoutes(app, context);
