@@ -13,6 +13,7 @@ import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch } from 'undici';
+import { killWhenOwnerDies } from './kafka/kraft-cluster.js';
 
 export interface WorkerProcessOptions {
   /** The worker's environment (the child gets nothing else but PATH and HOME). */
@@ -145,6 +146,7 @@ export class WorkerProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) killWhenOwnerDies(child.pid);
     const log =
       options.logFile === undefined
         ? undefined

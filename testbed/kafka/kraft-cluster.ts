@@ -372,16 +372,7 @@ export class KraftCluster {
     if (child.pid === undefined) throw new Error(`could not start kafka node ${node.id}`);
     node.pid = child.pid;
     // The watchdog: the JVM dies with the process that owns the cluster.
-    const owner = this.descriptor.ownerPid;
-    const watchdog = spawn(
-      'sh',
-      [
-        '-c',
-        `while kill -0 ${owner} 2>/dev/null && kill -0 ${child.pid} 2>/dev/null; do sleep 1; done; kill -9 ${child.pid} 2>/dev/null`,
-      ],
-      { stdio: 'ignore', detached: true },
-    );
-    watchdog.unref();
+    killWhenOwnerDies(child.pid, this.descriptor.ownerPid);
   }
 
   private async save(): Promise<void> {
@@ -523,4 +514,21 @@ export function rssMb(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * A watchdog for a test-bed child process (the JVMs here, the workers of
+ * testbed/worker-process.ts): a tiny detached `sh` loop that SIGKILLs the child once the
+ * process that owns it is gone, so that a run killed from outside leaves nothing behind.
+ */
+export function killWhenOwnerDies(childPid: number, ownerPid: number = process.pid): void {
+  const watchdog = spawn(
+    'sh',
+    [
+      '-c',
+      `while kill -0 ${ownerPid} 2>/dev/null && kill -0 ${childPid} 2>/dev/null; do sleep 1; done; kill -9 ${childPid} 2>/dev/null`,
+    ],
+    { stdio: 'ignore', detached: true },
+  );
+  watchdog.unref();
 }
