@@ -52,6 +52,7 @@ export class PartnerService {
           );
         }
         payment.lastTerminalId = body.terminalId;
+        this.lifecycle.issue(payment, 'other');
         break;
       }
       case 'invoice': {
@@ -69,12 +70,11 @@ export class PartnerService {
             `no invoice type ${body.invoiceType}`,
           );
         }
+        this.lifecycle.issue(payment, 'other');
         break;
       }
       case 'payment_link': {
-        for (const installment of payment.installments ?? []) {
-          if (installment.status === 'CREATED') installment.status = 'SENT';
-        }
+        this.lifecycle.issue(payment, 'link');
         break;
       }
     }

@@ -88,6 +88,21 @@ export class PaymentLifecycle {
     return collected - sumMinor(payment.refunds.map((refund) => refund.grossMinor));
   }
 
+  /**
+   * The payment is issued to the payer: by its link (installments not yet sent become
+   * SENT) or by a terminal or an invoice (DRAFT ones become CREATED).
+   */
+  issue(payment: Payment, by: 'link' | 'other'): void {
+    payment.issued = true;
+    for (const installment of payment.installments ?? []) {
+      if (by === 'link' && (installment.status === 'DRAFT' || installment.status === 'CREATED')) {
+        installment.status = 'SENT';
+      } else if (installment.status === 'DRAFT') {
+        installment.status = 'CREATED';
+      }
+    }
+  }
+
   /** DELETE or the payer's cancel: REJECTED, every installment not yet PAID becomes CANCELLED. */
   cancel(payment: Payment): void {
     payment.status = 'REJECTED';
@@ -262,12 +277,14 @@ export function businessDetail(at: Loc, type: string, msg: string): Detail {
   return { loc: at, msg, type: `business.${type}` };
 }
 
+/** A new installment: CREATED on an issued payment, DRAFT on one not yet sent to the payer. */
 export function newInstallment(
   now: number,
   date: string,
   type: Installment['type'],
   grossMinor: number,
   items: unknown[] | undefined,
+  issued: boolean,
 ): Installment {
   return {
     id: newObjectId(now),
@@ -275,7 +292,7 @@ export function newInstallment(
     type,
     grossMinor,
     items,
-    status: 'CREATED',
+    status: issued ? 'CREATED' : 'DRAFT',
     numTried: 0,
     successfullyChargedAt: null,
     numFailed: 0,

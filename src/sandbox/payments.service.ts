@@ -150,6 +150,8 @@ export class PaymentsService {
 
     const id = newObjectId(now);
     const callback = body.callback;
+    // docs/assumptions.md: send_payment_link defaults to true (the spec shows no default).
+    const sendLink = body.communication?.send_payment_link ?? true;
     const payment: Payment = {
       id,
       number: this.state.nextPaymentNumber++,
@@ -168,6 +170,7 @@ export class PaymentsService {
               index === 0 ? 'initial' : 'scheduled',
               planMinor[index] ?? 0,
               entry.items,
+              sendLink,
             ),
           )
         : null,
@@ -179,6 +182,7 @@ export class PaymentsService {
       orderNumber: body.order.orderNumber,
       profileId,
       paymentMethodId,
+      issued: sendLink,
       callback: {
         url: callback?.url,
         statusUpdateUrl: callback?.status_update_url,
@@ -192,7 +196,11 @@ export class PaymentsService {
     this.state.payments.set(id, payment);
     for (const installment of payment.installments ?? [])
       this.lifecycle.scheduleDebit(payment, installment);
-    return createPaymentResponse(payment, organization);
+    // The answer shows the payment as created; the link goes out right after it, so the
+    // installments are SENT from the next read on. Creation sends no webhook.
+    const answer = createPaymentResponse(payment, organization);
+    if (sendLink) this.lifecycle.issue(payment, 'link');
+    return answer;
   }
 
   status(organization: Organization, paymentId: string) {
@@ -288,7 +296,14 @@ export class PaymentsService {
     amounts.date(body.date, loc('date'));
     if (body.items) amounts.items(body.items, loc('items'));
     if (amounts.issues.length > 0) throw unprocessable(amounts.issues);
-    const installment = newInstallment(now, body.date, 'scheduled', gross, body.items);
+    const installment = newInstallment(
+      now,
+      body.date,
+      'scheduled',
+      gross,
+      body.items,
+      payment.issued,
+    );
     installments.push(installment);
     payment.totalMinor += gross;
     this.lifecycle.scheduleDebit(payment, installment);

@@ -2,11 +2,13 @@
  * The payer simulation of the control API (POST /sandbox/payments/{id}/simulate): what the
  * payer, the bank or the terminal does to a payment, with the webhooks each change sends.
  *
- * opened: DRAFT → OPENED (open installments too). paid: every open installment is charged
- * (or the whole total, without installments) → SUCCESS. rejected: → REJECTED.
+ * opened: DRAFT → OPENED (installments not yet opened too). pending: the payer's payment
+ * is being processed: → PENDING. paid: every open installment is charged (or the whole
+ * total, without installments) → SUCCESS. rejected: → REJECTED.
  * cancelled: the payer pressed cancel: → REJECTED, unpaid installments CANCELLED.
- * installment_paid / installment_failed: the given (or first open) installment; a failed
- * one is debited again a day later. terminal_failure: a webhook to terminal_failure_url.
+ * installment_pending / installment_paid / installment_failed: the given (or first open)
+ * installment's debit is running (PENDING), succeeded or failed; a failed one is debited
+ * again a day later. terminal_failure: a webhook to terminal_failure_url.
  * Actions on a final payment or installment are 409 (they cannot happen).
  */
 import { conflict, notFound } from './errors.js';
@@ -16,9 +18,11 @@ import type { Delivery } from './webhooks.js';
 
 export const SIMULATE_ACTIONS = [
   'opened',
+  'pending',
   'paid',
   'rejected',
   'cancelled',
+  'installment_pending',
   'installment_paid',
   'installment_failed',
   'terminal_failure',
@@ -56,10 +60,18 @@ export class PayerSimulation {
         }
         payment.status = 'OPENED';
         for (const installment of payment.installments ?? []) {
-          if (installment.status === 'CREATED' || installment.status === 'SENT') {
+          if (
+            installment.status === 'DRAFT' ||
+            installment.status === 'CREATED' ||
+            installment.status === 'SENT'
+          ) {
             installment.status = 'OPENED';
           }
         }
+        break;
+      }
+      case 'pending': {
+        payment.status = 'PENDING';
         break;
       }
       case 'paid': {
@@ -79,6 +91,10 @@ export class PayerSimulation {
       }
       case 'cancelled': {
         this.lifecycle.cancel(payment);
+        break;
+      }
+      case 'installment_pending': {
+        this.installmentFor(payment, installmentId).status = 'PENDING';
         break;
       }
       case 'installment_paid': {

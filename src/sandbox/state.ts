@@ -23,7 +23,7 @@ export const DEFAULT_TERMINAL_ID = 'terminal-1';
 export type PaymentStatus =
   'DRAFT' | 'OPENED' | 'INITIATED' | 'PENDING' | 'SUCCESS' | 'REJECTED' | 'PAID';
 export type InstallmentStatus =
-  'CREATED' | 'SENT' | 'OPENED' | 'FAILED' | 'PENDING' | 'PAID' | 'CANCELLED';
+  'DRAFT' | 'CREATED' | 'SENT' | 'OPENED' | 'FAILED' | 'PENDING' | 'PAID' | 'CANCELLED';
 
 export const FINAL_PAYMENT_STATUSES: ReadonlySet<PaymentStatus> = new Set([
   'SUCCESS',
@@ -124,6 +124,12 @@ export interface Payment {
   orderNumber: string;
   profileId: string | null;
   paymentMethodId: string;
+  /**
+   * Whether the payment was issued to the payer: its link sent at creation
+   * (communication.send_payment_link, default true) or a re-send since. Until then its
+   * installments are DRAFT.
+   */
+  issued: boolean;
   callback: Callback;
   lastTerminalId: string | null;
   manualPaidNote: string | null;

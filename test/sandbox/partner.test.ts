@@ -225,7 +225,7 @@ describe('sandbox group B', () => {
       token = await fetchToken(sandbox); // the old one expired on the virtual clock
       now = await status(payment.id);
       expect(now.installments?.[1]).toMatchObject({ status: 'PAID', numTried: 2, numFailed: 1 });
-      expect(now.installments?.[2]?.status).toBe('CREATED');
+      expect(now.installments?.[2]?.status).toBe('SENT');
 
       await control(sandbox, 'POST', '/clock/advance', { minutes: 20 * 24 * 60 });
       token = await fetchToken(sandbox);
