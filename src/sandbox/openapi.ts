@@ -86,7 +86,25 @@ interface Operation {
   response: SchemaName | 'csv';
   /** What a 404 means here; undefined: the endpoint has none. */
   notFound?: string;
+  /** A multipart/form-data body the endpoint also takes, beside the JSON one. */
+  multipart?: JsonObject;
 }
+
+/** uploadDocument's second shape: the file as a part, not as base64 in JSON. */
+const MULTIPART_UPLOAD: JsonObject = {
+  type: 'object',
+  properties: {
+    paymentId: { type: 'string', minLength: 1 },
+    file: {
+      type: 'string',
+      contentMediaType: 'application/octet-stream',
+      description:
+        'The document (at most 10 MiB); its file name and Content-Type become fileName ' +
+        'and contentType.',
+    },
+  },
+  required: ['paymentId', 'file'],
+};
 
 const UNKNOWN_IN_PATH = 'Unknown payment, installment or document';
 /** Endpoints that name the payment in their body answer 404 for an unknown one too. */
@@ -118,6 +136,7 @@ const OPERATIONS: Operation[] = [
       'Document',
     ),
     notFound: UNKNOWN_IN_BODY,
+    multipart: MULTIPART_UPLOAD,
   },
   op(
     'delete',
@@ -369,7 +388,15 @@ function operationObject(operation: Operation): JsonObject {
       ? [{ clientBasic: [] }]
       : [{ oauth2: operation.scope === undefined ? [] : [operation.scope] }];
   const requestBody = operation.body
-    ? { required: true, content: jsonContent(operation.body) }
+    ? {
+        required: true,
+        content: {
+          ...jsonContent(operation.body),
+          ...(operation.multipart
+            ? { 'multipart/form-data': { schema: operation.multipart } }
+            : {}),
+        },
+      }
     : operation.form
       ? {
           required: true,

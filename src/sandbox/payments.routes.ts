@@ -6,9 +6,10 @@ import {
   createPaymentSchema,
   refundSchema,
   updateInstallmentSchema,
-  uploadDocumentSchema,
 } from '../payflow/payflow.schemas.js';
+import { readDocumentUpload } from './document-upload.js';
 import { parseOr422 } from './errors.js';
+import { withBodies } from './media-types.js';
 import { TOKEN_ONLY, organizationRoute, type SandboxContext } from './routing.js';
 
 interface PaymentParams {
@@ -33,16 +34,15 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
     }),
   );
 
-  app.post(
-    '/api/payments/uploadDocument',
-    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
-      payments.uploadDocument(
-        organization,
-        parseOr422(uploadDocumentSchema, request.body, 'body'),
-        now,
+  // JSON (base64 content) or multipart/form-data (paymentId, file): docs/assumptions.md.
+  withBodies(app, ['multipart'], (scope) => {
+    scope.post(
+      '/api/payments/uploadDocument',
+      organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) =>
+        payments.uploadDocument(organization, readDocumentUpload(request.body), now),
       ),
-    ),
-  );
+    );
+  });
 
   app.delete(
     '/api/payments/uploadDocument/:payflow_id/:document_id',

@@ -10,9 +10,9 @@ import {
   type CreateInstallmentBody,
   type CreatePaymentBody,
   type UpdateInstallmentBody,
-  type UploadDocumentBody,
 } from '../payflow/payflow.schemas.js';
 import { AmountReader, sumsTo } from './amounts.js';
+import type { DocumentUpload } from './document-upload.js';
 import { businessError, notFound, unprocessable, type Detail } from './errors.js';
 import { newObjectId } from './ids.js';
 import {
@@ -31,7 +31,6 @@ import {
 } from './views.js';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 interface RefundInput {
   crossPayment: string;
@@ -368,19 +367,13 @@ export class PaymentsService {
 
   // ------------------------------------------------------------------ documents (A)
 
-  uploadDocument(organization: Organization, body: UploadDocumentBody, now: number) {
-    const payment = this.lifecycle.find(organization, body.paymentId);
-    const content = body.contentBase64.replace(/\s+/g, '');
-    if (content.length % 4 !== 0 || !BASE64.test(content)) {
-      throw unprocessable([
-        { loc: loc('contentBase64'), msg: 'is not valid base64', type: 'value_error.base64' },
-      ]);
-    }
-    const bytes = Buffer.from(content, 'base64');
+  uploadDocument(organization: Organization, upload: DocumentUpload, now: number) {
+    const payment = this.lifecycle.find(organization, upload.paymentId);
+    const bytes = upload.content();
     const size = bytes.length;
     if (size > MAX_DOCUMENT_BYTES) {
       throw businessError(
-        loc('contentBase64'),
+        upload.contentLoc,
         'document_too_large',
         `the document has ${size} bytes, more than ${MAX_DOCUMENT_BYTES}`,
       );
@@ -388,8 +381,8 @@ export class PaymentsService {
     const document = {
       id: newObjectId(now),
       paymentId: payment.id,
-      fileName: body.fileName,
-      contentType: body.contentType,
+      fileName: upload.fileName,
+      contentType: upload.contentType,
       size,
       sha256: createHash('sha256').update(bytes).digest('hex'),
       uploadedAt: now,

@@ -2,6 +2,7 @@
  * Conformance, group A (payment management): every endpoint's happy path, the 422 shape,
  * and the business rules of the spec and docs/assumptions.md.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import {
@@ -573,6 +574,107 @@ describe('sandbox group A', () => {
       const deleted = await call('DELETE', url, { token });
       expect(deleted.body).toEqual({ id: upload.body.id, deleted: true });
       expect((await call('DELETE', url, { token })).status).toBe(404);
+    });
+
+    describe('as multipart/form-data (paymentId, file)', () => {
+      const upload = (form: FormData) =>
+        fetch(`${api}/payments/uploadDocument`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: form,
+        });
+      const form = (fields: { paymentId?: string; file?: Blob; fileName?: string }) => {
+        const data = new FormData();
+        if (fields.paymentId !== undefined) data.append('paymentId', fields.paymentId);
+        if (fields.file !== undefined) data.append('file', fields.file, fields.fileName);
+        return data;
+      };
+      const pdf = Buffer.from('%PDF-1.7 multipart hello');
+
+      it('uploads the file part like the JSON shape does', async () => {
+        const payment = await createPayment(sandbox, token);
+        const response = await upload(
+          form({
+            paymentId: payment.id,
+            file: new Blob([pdf], { type: 'application/pdf' }),
+            fileName: 'invoice.pdf',
+          }),
+        );
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as Record<string, unknown>;
+        expect(body).toEqual({
+          id: expect.stringMatching(HEX24),
+          paymentId: payment.id,
+          fileName: 'invoice.pdf',
+          contentType: 'application/pdf',
+          size: pdf.length,
+          uploadedAt: expect.any(String),
+        });
+        const stored = await control<{ documents: { id: string; sha256: string }[] }>(
+          sandbox,
+          'GET',
+          `/payments/${payment.id}`,
+        );
+        expect(stored.body.documents).toEqual([
+          expect.objectContaining({
+            id: body.id,
+            sha256: createHash('sha256').update(pdf).digest('hex'),
+          }),
+        ]);
+      });
+
+      it('answers 422 for a missing field and 404 for an unknown payment', async () => {
+        const payment = await createPayment(sandbox, token);
+        const noFile = await upload(form({ paymentId: payment.id }));
+        expect(noFile.status).toBe(422);
+        expect(((await noFile.json()) as ValidationBody).detail).toEqual([
+          { loc: ['body', 'file'], msg: 'field required', type: 'value_error.missing' },
+        ]);
+        const noPayment = await upload(form({ file: new Blob([pdf]), fileName: 'a.pdf' }));
+        expect(noPayment.status).toBe(422);
+        expect(((await noPayment.json()) as ValidationBody).detail[0]?.loc).toEqual([
+          'body',
+          'paymentId',
+        ]);
+        const unknown = await upload(
+          form({ paymentId: 'ffffffffffffffffffffffff', file: new Blob([pdf]), fileName: 'a.pdf' }),
+        );
+        expect(unknown.status).toBe(404);
+        const broken = await fetch(`${api}/payments/uploadDocument`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data' },
+          body: 'no boundary, no parts',
+        });
+        expect(broken.status).toBe(400);
+        expect(((await broken.json()) as ErrorBody).code).toBe('bad_request');
+      });
+
+      it('is described in the OpenAPI document beside the JSON shape', async () => {
+        const doc = await control<{
+          paths: Record<string, { post?: { requestBody?: { content: Record<string, unknown> } } }>;
+        }>(sandbox, 'GET', '/openapi.json');
+        const content = doc.body.paths['/api/payments/uploadDocument']?.post?.requestBody?.content;
+        expect(Object.keys(content ?? {}).sort()).toEqual([
+          'application/json',
+          'multipart/form-data',
+        ]);
+        expect(content?.['multipart/form-data']).toMatchObject({
+          schema: {
+            type: 'object',
+            properties: { paymentId: { type: 'string' }, file: { type: 'string' } },
+            required: ['paymentId', 'file'],
+          },
+        });
+      });
+
+      it('is taken by uploadDocument only: another endpoint answers 415', async () => {
+        const response = await fetch(`${api}/payments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: form({ paymentId: 'x' }),
+        });
+        expect(response.status).toBe(415);
+      });
     });
 
     it('refuses invalid base64; bodies above 16 MiB are 413', async () => {
