@@ -56,6 +56,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('sends documents as JSON unless PAYFLOW_DOCUMENT_UPLOAD says multipart', () => {
+    expect(loadConfig(required).PAYFLOW_DOCUMENT_UPLOAD).toBe('json');
+    expect(
+      loadConfig({ ...required, PAYFLOW_DOCUMENT_UPLOAD: 'multipart' }).PAYFLOW_DOCUMENT_UPLOAD,
+    ).toBe('multipart');
+    expect(() => loadConfig({ ...required, PAYFLOW_DOCUMENT_UPLOAD: 'form' })).toThrow(
+      'Invalid configuration: PAYFLOW_DOCUMENT_UPLOAD must be json or multipart',
+    );
+  });
+
   it('names the missing variable in one line', () => {
     const { PAYFLOW_CLIENT_ID: _omitted, ...rest } = required;
     expect(() => loadConfig(rest)).toThrow('Invalid configuration: PAYFLOW_CLIENT_ID is required');

@@ -119,6 +119,10 @@ export const envSchema = z.object({
   PAYFLOW_CONNECT_TIMEOUT: duration.default(5_000),
   PAYFLOW_REQUEST_TIMEOUT: duration.default(30_000),
   PAYFLOW_MAX_CONNECTIONS: positiveInt.default(64),
+  /** How uploadDocument sends a document: JSON with base64 content, or multipart/form-data. */
+  PAYFLOW_DOCUMENT_UPLOAD: z
+    .enum(['json', 'multipart'], { message: 'must be json or multipart' })
+    .default('json'),
 
   WEBHOOK_PUBLIC_BASE_URL: httpUrl.refine((value) => value.startsWith('https://'), {
     message: 'must be an https:// URL (Payflow never calls plain http)',

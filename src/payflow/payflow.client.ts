@@ -15,7 +15,10 @@
  *   (payflow-send-hook.ts), then leaves: a call still waiting for the gate, the token or a
  *   slot has certainly not been sent.
  * - Requests and responses are validated with the shared zod schemas; amounts cross the client
- *   as integer minor units (payflow.mapping.ts).
+ *   as integer minor units (payflow.mapping.ts). Fields the spec types `any` or does not show
+ *   are read in any reasonable shape and normalized (payflow.lenient.ts).
+ * - uploadDocument sends JSON, or multipart/form-data with `documentUpload: 'multipart'`
+ *   (payflow.multipart.ts).
  * - Logs one debug line per HTTP exchange (endpoint, method, status, duration); never bodies,
  *   tokens, secrets or personal data.
  */
@@ -42,6 +45,7 @@ import {
 } from './payflow.errors.js';
 import {
   fromWireCreatePayment,
+  fromWireDocument,
   fromWireInstallment,
   fromWirePaymentStatus,
   fromWireRefund,
@@ -50,6 +54,11 @@ import {
   toWireRefund,
   toWireUpdateInstallment,
 } from './payflow.mapping.js';
+import {
+  decodeDocumentContent,
+  uploadDocumentMultipart,
+  type MultipartBody,
+} from './payflow.multipart.js';
 import { retryDelayMs, sleep } from './payflow.retry.js';
 import {
   cancelPaymentResponseSchema,
@@ -74,10 +83,16 @@ import {
   settlementQuerySchema,
   tokenRequestSchema,
   tokenResponseSchema,
+  unshownInstallmentRecordSchema,
   updateInstallmentSchema,
   uploadDocumentSchema,
 } from './payflow.schemas.js';
-import { TokenCache, type CachedToken, type FetchedToken } from './payflow.token.js';
+import {
+  TokenCache,
+  tokenLifetimeSeconds,
+  type CachedToken,
+  type FetchedToken,
+} from './payflow.token.js';
 import {
   SecretString,
   type CallOptions,
@@ -96,6 +111,7 @@ import {
   type PayflowCallEvent,
   type PayflowClientOptions,
   type PayflowDocument,
+  type PayflowDocumentUpload,
   type PayflowEndpointName,
   type PaymentMethod,
   type PaymentStatus,
@@ -202,7 +218,8 @@ interface HttpCall {
   readonly base: Base;
   /** Path below the base, query included. */
   readonly path: string;
-  readonly body?: string;
+  /** JSON or form text, or the bytes of a multipart body. */
+  readonly body?: string | Buffer;
   readonly contentType?: string;
   readonly accept: string;
   readonly organizationId?: string;
@@ -311,6 +328,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     readonly defaultRateLimitDelayMs: number;
     readonly userAgent: string;
     readonly scopes: readonly string[] | undefined;
+    readonly documentUpload: PayflowDocumentUpload;
   };
   private readonly onCall: ((event: PayflowCallEvent) => void) | undefined;
   /** Requests in flight by request id: whether their head was handed to the socket. */
@@ -352,6 +370,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       defaultRateLimitDelayMs: options.defaultRateLimitDelayMs ?? DEFAULTS.defaultRateLimitDelayMs,
       userAgent: options.userAgent ?? DEFAULTS.userAgent,
       scopes: options.scopes,
+      documentUpload: options.documentUpload ?? 'json',
     };
     this.connections = options.connections ?? DEFAULTS.connections;
     this.agent = new Agent({
@@ -466,7 +485,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     );
     return this.execute(
       this.jsonCall(name, this.groupA, path, options, body),
-      this.installmentRecord(options.currency),
+      this.installmentRecord(options.currency, 'unshown'),
     );
   }
 
@@ -483,7 +502,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         this.installmentPath(name, paymentId, installmentId),
         options,
       ),
-      this.installmentRecord(options.currency),
+      this.installmentRecord(options.currency, 'unshown'),
     );
   }
 
@@ -492,10 +511,26 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     options: CallOptions = {},
   ): Promise<PayflowDocument> {
     const name = 'uploadDocument';
+    const path = '/api/payments/uploadDocument';
     const body = this.prepare(name, uploadDocumentSchema, () => input);
+    const sentBytes = Buffer.byteLength(body.contentBase64, 'base64');
+    const read = this.json(documentSchema, (wire) => fromWireDocument(wire, body, sentBytes));
+    if (this.settings.documentUpload === 'json') {
+      return this.execute(this.jsonCall(name, this.groupA, path, options, body), read);
+    }
+    let multipart: MultipartBody;
+    try {
+      multipart = await uploadDocumentMultipart(body, decodeDocumentContent(body.contentBase64));
+    } catch (error) {
+      throw invalidRequest(name, error instanceof Error ? error.message : 'cannot build the body');
+    }
     return this.execute(
-      this.jsonCall(name, this.groupA, '/api/payments/uploadDocument', options, body),
-      this.json(documentSchema, (wire) => wire),
+      {
+        ...this.jsonCall(name, this.groupA, path, options),
+        body: multipart.bytes,
+        contentType: multipart.contentType,
+      },
+      read,
     );
   }
 
@@ -525,7 +560,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     return {
       accessToken: new SecretString(token.access_token),
       tokenType: token.token_type,
-      expiresInSeconds: token.expires_in,
+      expiresInSeconds: tokenLifetimeSeconds(token.expires_in),
       scopes: token.scope === undefined ? [] : token.scope.split(' ').filter(Boolean),
     };
   }
@@ -657,9 +692,13 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
 
   // ============================================================ internals: requests
 
-  /** Decodes an installment record (its amounts in `currency`, which the record omits). */
-  private installmentRecord(currency: string) {
-    return this.json(installmentRecordSchema, (wire) => fromWireInstallment(wire, currency));
+  /**
+   * Decodes an installment record (its amounts in `currency`, which the record omits); `unshown`
+   * for the answers whose shape the spec does not show (PUT and DELETE).
+   */
+  private installmentRecord(currency: string, shape: 'record' | 'unshown' = 'record') {
+    const schema = shape === 'record' ? installmentRecordSchema : unshownInstallmentRecordSchema;
+    return this.json(schema, (wire) => fromWireInstallment(wire, currency));
   }
 
   private installmentPath(
@@ -970,7 +1009,10 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
 
   private async fetchToken(): Promise<FetchedToken> {
     const token = await this.requestToken(this.settings.scopes, undefined);
-    return { accessToken: token.access_token, expiresInSeconds: token.expires_in };
+    return {
+      accessToken: token.access_token,
+      expiresInSeconds: tokenLifetimeSeconds(token.expires_in),
+    };
   }
 
   private async requestToken(
@@ -1033,9 +1075,9 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     if (call.organizationId !== undefined) headers['x-organization-id'] = call.organizationId;
     const hook = call.auth === 'bearer' ? payflowSendHookOf(call.signal) : undefined;
     const gate: BodyGate = { failure: undefined };
-    let body: string | Readable | null = call.body ?? null;
+    let body: string | Buffer | Readable | null = call.body ?? null;
     if (hook !== undefined && call.body !== undefined) {
-      const bytes = Buffer.from(call.body, 'utf8');
+      const bytes = typeof call.body === 'string' ? Buffer.from(call.body, 'utf8') : call.body;
       headers['content-length'] = String(bytes.length);
       body = Readable.from(gatedBody(bytes, hook, gate), { objectMode: false });
     }

@@ -5,6 +5,7 @@ import {
   MappingError,
   fromWireAmount,
   fromWireCreatePayment,
+  fromWireDocument,
   fromWireInstallment,
   fromWirePaymentStatus,
   fromWireRefund,
@@ -15,7 +16,9 @@ import {
   toWireUpdateInstallment,
 } from './payflow.mapping.js';
 import {
+  cancelPaymentResponseSchema,
   createPaymentSchema,
+  documentSchema,
   installmentRecordSchema,
   paymentStatusResponseSchema,
   refundResponseSchema,
@@ -284,6 +287,65 @@ describe('responses', () => {
     });
     expect(mapped.installments[0]?.grossAmountMinor).toBe(78_125);
     expect(mapped.raw).toMatchObject({ somethingNew: { x: 1 } });
+  });
+
+  it('an answer of unshown shape: decimal text amounts, digit text counts, epoch times', () => {
+    const cancelled = cancelPaymentResponseSchema.parse({
+      ...status,
+      totalAmount: '1562.50',
+      paymentNumber: '1000',
+      dueDate: Date.parse('2026-12-01T00:00:00Z'),
+      installments: [
+        {
+          ...record(),
+          grossAmount: '781.25',
+          numTried: '1',
+          successfullyChargedAt: 1_796_126_400,
+          lastFailedAt: undefined,
+        },
+      ],
+    });
+    const mapped = fromWirePaymentStatus(cancelled, 'NOK');
+    expect(mapped).toMatchObject({ totalAmountMinor: 156_250, paymentNumber: 1000 });
+    expect(mapped.dueDate).toBe('2026-12-01');
+    expect(mapped.installments[0]).toMatchObject({
+      grossAmountMinor: 78_125,
+      numTried: 1,
+      successfullyChargedAt: '2026-12-01T12:00:00.000Z',
+      lastFailedAt: null,
+    });
+    // The spec shows the status answer: its amount stays a JSON number.
+    expect(
+      paymentStatusResponseSchema.safeParse({ ...status, totalAmount: '1562.50' }).success,
+    ).toBe(false);
+    // Decimal text is converted exactly, and more decimals than the currency has are refused.
+    expect(fromWireAmount('0.10', 'NOK', 'x')).toBe(10);
+    expect(() => fromWireAmount('0.105', 'NOK', 'x')).toThrow(MappingError);
+  });
+
+  it('upload answer: what it leaves out comes from the upload', () => {
+    const sent = {
+      paymentId: 'd'.repeat(24),
+      fileName: 'a.pdf',
+      contentType: 'application/pdf',
+      contentBase64: 'JVBERi0=',
+    };
+    const sparse = fromWireDocument(documentSchema.parse({ id: 17, extra: true }), sent, 5);
+    expect(sparse).toMatchObject({
+      id: '17',
+      paymentId: sent.paymentId,
+      fileName: 'a.pdf',
+      contentType: 'application/pdf',
+      size: 5,
+      uploadedAt: null,
+    });
+    expect(sparse.raw).toMatchObject({ extra: true });
+    const full = fromWireDocument(
+      documentSchema.parse({ id: 'x', size: '9', uploadedAt: 1_796_126_400_000, fileName: 'b' }),
+      sent,
+      5,
+    );
+    expect(full).toMatchObject({ size: 9, fileName: 'b', uploadedAt: '2026-12-01T12:00:00.000Z' });
   });
 
   it('payment status: the caller currency is a fallback and must agree', () => {

@@ -6,27 +6,26 @@
  * a failure on the request side into PayflowInvalidRequestError (nothing sent) and one on the
  * response side into PayflowBadResponseError.
  */
-import {
-  currencyExponent,
-  jsonNumberToMinorUnits,
-  minorUnitsToJsonNumber,
-} from '../common/money.js';
+import { currencyExponent, minorUnitsToJsonNumber, toMinorUnits } from '../common/money.js';
 import type {
+  CancelPaymentResponse,
   CreateInstallmentBody,
   CreatePaymentBody,
   CreatePaymentResponse,
-  InstallmentRecord,
+  DocumentRecord,
   PayflowItem,
-  PaymentStatusResponse,
   RefundBody,
   RefundResponse,
+  UnshownInstallmentRecord,
   UpdateInstallmentBody,
+  UploadDocumentBody,
 } from './payflow.schemas.js';
 import type {
   CreatePaymentInput,
   CreatedPayment,
   Installment,
   InstallmentInput,
+  PayflowDocument,
   PaymentItemInput,
   PaymentStatus,
   RefundInput,
@@ -60,10 +59,13 @@ export function toWireAmount(minor: number, currency: string, field: string): nu
   return minorUnitsToJsonNumber(minor, currency);
 }
 
-/** Payflow's JSON number → minor units; more decimals than the currency has is an error. */
-export function fromWireAmount(value: number, currency: string, field: string): number {
+/**
+ * Payflow's amount → minor units, exactly: a JSON number, or decimal text where the spec shows
+ * no shape (payflow.lenient.ts). More decimals than the currency has is an error.
+ */
+export function fromWireAmount(value: number | string, currency: string, field: string): number {
   try {
-    return jsonNumberToMinorUnits(value, currency);
+    return toMinorUnits(value, currency);
   } catch {
     throw new MappingError(`${field} is not an exact amount of ${currency}`);
   }
@@ -216,8 +218,9 @@ export function toWireRefund(input: RefundInput): RefundBody {
 
 // ---------------------------------------------------------------- responses
 
+/** Reads the strict record and the one of an unshown shape alike (its type is the wider). */
 export function fromWireInstallment(
-  record: InstallmentRecord,
+  record: UnshownInstallmentRecord,
   currency: string,
   at = 'installment',
 ): Installment {
@@ -237,7 +240,7 @@ export function fromWireInstallment(
 }
 
 function fromWireInstallments(
-  records: readonly InstallmentRecord[],
+  records: readonly UnshownInstallmentRecord[],
   currency: string,
 ): Installment[] {
   return records.map((record, index) =>
@@ -267,7 +270,7 @@ export function fromWireCreatePayment(
  * when both are present, must agree.
  */
 export function fromWirePaymentStatus(
-  response: PaymentStatusResponse,
+  response: CancelPaymentResponse,
   knownCurrency: string | undefined,
 ): PaymentStatus {
   const currency = response.currency ?? knownCurrency;
@@ -294,6 +297,26 @@ export function fromWirePaymentStatus(
     dueDate: response.dueDate,
     files: response.files ?? [],
     raw: response,
+  };
+}
+
+/**
+ * The upload answer, completed from the upload itself where the spec's unshown answer leaves
+ * a field out (the size is the decoded content's).
+ */
+export function fromWireDocument(
+  record: DocumentRecord,
+  sent: UploadDocumentBody,
+  sentBytes: number,
+): PayflowDocument {
+  return {
+    id: record.id,
+    paymentId: record.paymentId ?? sent.paymentId,
+    fileName: record.fileName ?? sent.fileName,
+    contentType: record.contentType ?? sent.contentType,
+    size: record.size ?? sentBytes,
+    uploadedAt: record.uploadedAt,
+    raw: record,
   };
 }
 

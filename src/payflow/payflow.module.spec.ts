@@ -27,7 +27,13 @@ describe('payflowClientOptionsFromConfig', () => {
       connectTimeoutMs: 5000,
       requestTimeoutMs: 10_000,
       connections: 64,
+      documentUpload: 'json',
     });
+  });
+
+  it('passes PAYFLOW_DOCUMENT_UPLOAD to the client', () => {
+    const multipart = { ...config, PAYFLOW_DOCUMENT_UPLOAD: 'multipart' as const };
+    expect(payflowClientOptionsFromConfig(multipart).documentUpload).toBe('multipart');
   });
 });
 

@@ -37,7 +37,11 @@ export interface PayflowModuleAsyncOptions extends Pick<ModuleMetadata, 'imports
   readonly isGlobal?: boolean;
 }
 
-/** Client options from the validated configuration (PAYFLOW_* variables). */
+/**
+ * Client options from the validated configuration (PAYFLOW_* variables). PAYFLOW_DOCUMENT_UPLOAD
+ * may be missing from a configuration that never uploads (the CLI's): the client's default
+ * (`json`) applies then.
+ */
 export function payflowClientOptionsFromConfig(
   config: Pick<
     AppConfig,
@@ -49,7 +53,8 @@ export function payflowClientOptionsFromConfig(
     | 'PAYFLOW_CONNECT_TIMEOUT'
     | 'PAYFLOW_REQUEST_TIMEOUT'
     | 'PAYFLOW_MAX_CONNECTIONS'
-  >,
+  > &
+    Partial<Pick<AppConfig, 'PAYFLOW_DOCUMENT_UPLOAD'>>,
   extra: Partial<PayflowClientOptions> = {},
 ): PayflowClientOptions {
   return {
@@ -61,6 +66,9 @@ export function payflowClientOptionsFromConfig(
     connectTimeoutMs: config.PAYFLOW_CONNECT_TIMEOUT,
     requestTimeoutMs: config.PAYFLOW_REQUEST_TIMEOUT,
     connections: config.PAYFLOW_MAX_CONNECTIONS,
+    ...(config.PAYFLOW_DOCUMENT_UPLOAD === undefined
+      ? {}
+      : { documentUpload: config.PAYFLOW_DOCUMENT_UPLOAD }),
     ...extra,
   };
 }

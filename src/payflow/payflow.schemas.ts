@@ -6,10 +6,20 @@
  * docs/assumptions.md. Amounts are JSON numbers in major units here; the client converts
  * them to and from integer minor units at its edge.
  *
- * Responses are loose objects: unknown fields from Payflow are tolerated and kept.
- * Request bodies are plain objects: unknown fields are ignored.
+ * Responses are loose objects: unknown fields from Payflow are tolerated and kept. Fields the
+ * spec types `any` and answers it does not show are read with the tolerant readers of
+ * payflow.lenient.ts (any reasonable JSON shape, normalized); where the spec is strict, so
+ * are these schemas. Request bodies are plain objects: unknown fields are ignored.
  */
 import { z } from 'zod';
+import {
+  lenientAmount,
+  lenientCalendarDate,
+  lenientCount,
+  lenientIdentifier,
+  lenientLifetimeSeconds,
+  lenientTimestamp,
+} from './payflow.lenient.js';
 
 export const PAYFLOW_SCOPES = {
   create: 'organization:payflow:create',
@@ -63,7 +73,11 @@ export const itemSchema = z.object({
 });
 export type PayflowItem = z.infer<typeof itemSchema>;
 
-/** Installment record, returned by create, get and status calls. Status is kept raw. */
+/**
+ * Installment record, returned by create, get and status calls. Status is kept raw. The
+ * spec types `successfullyChargedAt` and `lastFailedAt` `any`: any time shape (ISO text,
+ * epoch seconds or milliseconds), null or absent, read as ISO 8601 UTC text or null.
+ */
 export const installmentRecordSchema = z.looseObject({
   id: nonEmpty,
   date: z.string(),
@@ -71,11 +85,23 @@ export const installmentRecordSchema = z.looseObject({
   grossAmount: amount,
   status: z.string(),
   numTried: z.number().int(),
-  successfullyChargedAt: z.string().nullable(),
+  successfullyChargedAt: lenientTimestamp,
   numFailed: z.number().int(),
-  lastFailedAt: z.string().nullable(),
+  lastFailedAt: lenientTimestamp,
 });
 export type InstallmentRecord = z.infer<typeof installmentRecordSchema>;
+
+/**
+ * The installment record where the spec shows no shape (the items of the create-payment
+ * answer, the answers of PUT and DELETE installment): the amount may also be decimal text and
+ * the counts digit text.
+ */
+export const unshownInstallmentRecordSchema = installmentRecordSchema.extend({
+  grossAmount: lenientAmount,
+  numTried: lenientCount,
+  numFailed: lenientCount,
+});
+export type UnshownInstallmentRecord = z.infer<typeof unshownInstallmentRecordSchema>;
 
 /** 422 body. */
 export const validationErrorSchema = z.looseObject({
@@ -202,7 +228,8 @@ export type CreatePaymentBody = z.infer<typeof createPaymentSchema>;
 export const createPaymentResponseSchema = z.looseObject({
   id: nonEmpty,
   _links: z.looseObject({ longGui: z.string().optional(), gui: z.string().optional() }).optional(),
-  installments: z.array(installmentRecordSchema).nullish(),
+  /** "Item shape: not shown". */
+  installments: z.array(unshownInstallmentRecordSchema).nullish(),
 });
 export type CreatePaymentResponse = z.infer<typeof createPaymentResponseSchema>;
 
@@ -217,15 +244,20 @@ export const uploadDocumentSchema = z.object({
 });
 export type UploadDocumentBody = z.infer<typeof uploadDocumentSchema>;
 
+/**
+ * A document record: the upload answer and the items of `files[]` in the payment status, both
+ * "not shown" by the spec. Only `id` is required; the client fills what is missing from an
+ * upload answer from the upload itself.
+ */
 export const documentSchema = z.looseObject({
-  id: nonEmpty,
-  paymentId: nonEmpty,
-  fileName: z.string(),
-  contentType: z.string(),
-  size: z.number().int().nonnegative(),
-  uploadedAt: z.string(),
+  id: lenientIdentifier,
+  paymentId: z.string().optional(),
+  fileName: z.string().optional(),
+  contentType: z.string().optional(),
+  size: lenientCount.optional(),
+  uploadedAt: lenientTimestamp,
 });
-export type PayflowDocument = z.infer<typeof documentSchema>;
+export type DocumentRecord = z.infer<typeof documentSchema>;
 
 /** DELETE /api/payments/uploadDocument/{payflow_id}/{document_id} */
 export const deleteDocumentResponseSchema = z.looseObject({
@@ -237,20 +269,31 @@ export const deleteDocumentResponseSchema = z.looseObject({
 
 export const paymentStatusResponseSchema = z.looseObject({
   totalAmount: amount,
+  /** `any` (array of installment record): an array, null or absent. */
   installments: z.array(installmentRecordSchema).nullish(),
   paymentId: nonEmpty,
   paymentNumber: z.number().int(),
   paymentStatus: z.looseObject({ paymentStatus: z.string() }),
   merchantId: z.string(),
   createdAt: z.string(),
-  dueDate: z.string().nullable(),
-  files: z.array(documentSchema).optional(),
+  /** `any`: a date, a date-time or an epoch time, read as `YYYY-MM-DD`; null or absent. */
+  dueDate: lenientCalendarDate,
+  /** Item fields: not shown. */
+  files: z.array(documentSchema).nullish(),
   currency: z.string().optional(),
 });
 export type PaymentStatusResponse = z.infer<typeof paymentStatusResponseSchema>;
 
-/** DELETE /api/payments/{payflow_id} answers with the payment's status after cancelling. */
-export const cancelPaymentResponseSchema = paymentStatusResponseSchema;
+/**
+ * DELETE /api/payments/{payflow_id} answers with the payment's status after cancelling. The
+ * spec shows no answer, so its amounts may also be decimal text and its counts digit text.
+ */
+export const cancelPaymentResponseSchema = paymentStatusResponseSchema.extend({
+  totalAmount: lenientAmount,
+  installments: z.array(unshownInstallmentRecordSchema).nullish(),
+  paymentNumber: lenientCount,
+});
+export type CancelPaymentResponse = z.infer<typeof cancelPaymentResponseSchema>;
 
 // ---------------------------------------------------------------- refunds
 
@@ -307,12 +350,16 @@ export const tokenRequestSchema = z.object({
   scope: z.string().optional(),
 });
 
+/**
+ * The spec shows no token answer. `expires_in` may be absent or null (the client then assumes
+ * DEFAULT_TOKEN_LIFETIME_SECONDS, payflow.token.ts) or numeric text.
+ */
 export const tokenResponseSchema = z.looseObject({
   access_token: nonEmpty,
   token_type: z.string().refine((value) => value.toLowerCase() === 'bearer', {
     message: 'must be Bearer',
   }),
-  expires_in: z.number().int().positive(),
+  expires_in: lenientLifetimeSeconds,
   scope: z.string().optional(),
 });
 export type TokenResponse = z.infer<typeof tokenResponseSchema>;
@@ -322,7 +369,7 @@ export const pingResponseSchema = z.looseObject({
   ok: z.literal(true),
   clientId: z.string(),
   scopes: z.array(z.string()),
-  expiresAt: z.string(),
+  expiresAt: lenientTimestamp,
 });
 export type PingResponse = z.infer<typeof pingResponseSchema>;
 

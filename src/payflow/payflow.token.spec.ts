@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { TokenCache, refreshMarginMs, type FetchedToken } from './payflow.token.js';
+import {
+  DEFAULT_TOKEN_LIFETIME_SECONDS,
+  TokenCache,
+  refreshMarginMs,
+  tokenLifetimeSeconds,
+  type FetchedToken,
+} from './payflow.token.js';
 
 function deferred<T>(): {
   promise: Promise<T>;
@@ -21,6 +27,15 @@ describe('refreshMarginMs', () => {
     expect(refreshMarginMs(120)).toBe(60_000);
     expect(refreshMarginMs(60)).toBe(30_000);
     expect(refreshMarginMs(2)).toBe(1000);
+  });
+});
+
+describe('tokenLifetimeSeconds', () => {
+  it('is expires_in, or 300 s when the answer has none (refreshed 60 s early)', () => {
+    expect(tokenLifetimeSeconds(3600)).toBe(3600);
+    expect(tokenLifetimeSeconds(undefined)).toBe(DEFAULT_TOKEN_LIFETIME_SECONDS);
+    expect(DEFAULT_TOKEN_LIFETIME_SECONDS).toBe(300);
+    expect(refreshMarginMs(DEFAULT_TOKEN_LIFETIME_SECONDS)).toBe(60_000);
   });
 });
 

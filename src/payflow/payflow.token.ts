@@ -3,6 +3,18 @@
  * request however many callers wait for it (single flight), and dropped after a 401.
  */
 
+/**
+ * Lifetime assumed for a token answer without `expires_in` (the spec shows no token answer;
+ * docs/assumptions.md "Token answers without expires_in"). Short on purpose: a token that dies
+ * sooner costs one 401 and one refresh, which the client does anyway.
+ */
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 300;
+
+/** The lifetime of a token answer: its `expires_in`, else the default. */
+export function tokenLifetimeSeconds(expiresIn: number | undefined): number {
+  return expiresIn ?? DEFAULT_TOKEN_LIFETIME_SECONDS;
+}
+
 export interface FetchedToken {
   readonly accessToken: string;
   readonly expiresInSeconds: number;

@@ -12,18 +12,18 @@
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type {
+  CancelPaymentResponse,
   CreatePaymentResponse,
-  InstallmentRecord,
+  DocumentRecord,
   ManualPaidResponse,
-  PayflowDocument,
   PaymentMethod,
-  PaymentStatusResponse,
   PingResponse,
   PrintReceiptResponse,
   RefundResponse,
   ResendBody,
   ResendResponse,
   SettlementQuery,
+  UnshownInstallmentRecord,
   UploadDocumentBody,
   createPaymentSchema,
   deleteDocumentResponseSchema,
@@ -156,9 +156,11 @@ export interface Installment {
   readonly grossAmountMinor: number;
   readonly numTried: number;
   readonly numFailed: number;
+  /** ISO 8601 UTC text (`…T10:00:00.000Z`) whatever shape Payflow sent it in, or null. */
   readonly successfullyChargedAt: string | null;
+  /** ISO 8601 UTC text whatever shape Payflow sent it in, or null. */
   readonly lastFailedAt: string | null;
-  readonly raw: InstallmentRecord;
+  readonly raw: UnshownInstallmentRecord;
 }
 
 export interface CreatedPayment {
@@ -181,9 +183,27 @@ export interface PaymentStatus {
   readonly installments: readonly Installment[];
   readonly merchantId: string;
   readonly createdAt: string;
+  /** `YYYY-MM-DD` whatever shape Payflow sent it in (docs/assumptions.md), or null. */
   readonly dueDate: string | null;
-  readonly files: readonly PayflowDocument[];
-  readonly raw: PaymentStatusResponse;
+  /** Item fields are not shown by the spec: only `id` is sure to be there. */
+  readonly files: readonly PaymentFile[];
+  readonly raw: CancelPaymentResponse;
+}
+
+/** An item of the payment status's `files[]`, as read (unknown fields kept). */
+export type PaymentFile = DocumentRecord;
+
+/** POST /api/payments/uploadDocument, completed from the upload where the answer is silent. */
+export interface PayflowDocument {
+  readonly id: string;
+  readonly paymentId: string;
+  readonly fileName: string;
+  readonly contentType: string;
+  /** Bytes, as Payflow counted them, else the size of the content sent. */
+  readonly size: number;
+  /** ISO 8601 UTC text, or null when Payflow did not say. */
+  readonly uploadedAt: string | null;
+  readonly raw: DocumentRecord;
 }
 
 export interface RefundResult {
@@ -203,7 +223,6 @@ export type DeletedDocument = z.infer<typeof deleteDocumentResponseSchema>;
 export type Organization = z.infer<typeof organizationsResponseSchema>['organizations'][number];
 export type {
   ManualPaidResponse,
-  PayflowDocument,
   PaymentMethod,
   PingResponse,
   PrintReceiptResponse,
@@ -417,4 +436,12 @@ export interface PayflowClientOptions {
   readonly now?: () => number;
   /** Random source in [0, 1) for back-off jitter (tests). Default Math.random. */
   readonly random?: () => number;
+  /**
+   * How uploadDocument sends the document: `json` (default) `{ paymentId, fileName,
+   * contentType, contentBase64 }`, or `multipart` form-data with the fields `paymentId` and
+   * `file` (the decoded bytes, with their file name and content type). PAYFLOW_DOCUMENT_UPLOAD.
+   */
+  readonly documentUpload?: PayflowDocumentUpload;
 }
+
+export type PayflowDocumentUpload = 'json' | 'multipart';

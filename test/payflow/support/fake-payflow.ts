@@ -12,6 +12,8 @@ export interface FakeRequest {
   readonly query: URLSearchParams;
   readonly headers: IncomingMessage['headers'];
   readonly body: string;
+  /** The body's bytes as received (for binary bodies such as multipart uploads). */
+  readonly rawBody: Buffer;
 }
 
 export type FakeHandler = (
@@ -57,12 +59,14 @@ export async function startFakePayflow(): Promise<FakePayflow> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://fake');
+      const rawBody = Buffer.concat(chunks);
       const request: FakeRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: url.searchParams,
         headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
+        body: rawBody.toString('utf8'),
+        rawBody,
       };
       requests.push(request);
       const handler = routes.get(`${request.method} ${request.path}`);
