@@ -35,13 +35,18 @@ function invalidClient(description: string): ApiError {
   });
 }
 
-/** POST /partner/auth/token */
+export interface IssuedToken {
+  accessToken: string;
+  scopes: string[];
+}
+
+/** POST /partner/auth/token: the token issued (shapes.ts writes the answer). */
 export function issueToken(
   state: SandboxState,
   request: FastifyRequest,
   now: number,
   ttlSeconds: number,
-) {
+): IssuedToken {
   const credentials = basicCredentials(request.headers.authorization);
   if (!credentials) throw invalidClient('client authentication by HTTP Basic is required');
   const client = findClient(state, credentials);
@@ -71,12 +76,7 @@ export function issueToken(
     scopes: new Set(scopes),
     expiresAt: now + ttlSeconds * 1000,
   });
-  return {
-    access_token: accessToken,
-    token_type: 'Bearer',
-    expires_in: ttlSeconds,
-    scope: scopes.join(' '),
-  };
+  return { accessToken, scopes };
 }
 
 /** Checks the bearer token (401) and, when given, the scope (403). */

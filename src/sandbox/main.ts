@@ -2,7 +2,8 @@
  * `npm run sandbox`: the Payflow sandbox as a process. Environment: SANDBOX_PORT (4010),
  * SANDBOX_HOST (127.0.0.1), SANDBOX_LATENCY_MS (0), SANDBOX_TOKEN_TTL_SECONDS (3600),
  * SANDBOX_WEBHOOK_CA_FILE (extra CA for webhook HTTPS), SANDBOX_WEBHOOK_WHITELIST
- * (comma-separated domains; default localhost,127.0.0.1), SANDBOX_LOG_LEVEL (info).
+ * (comma-separated domains; default localhost,127.0.0.1), SANDBOX_SHAPES (standard, or
+ * alternate: other legal shapes where the spec leaves them open), SANDBOX_LOG_LEVEL (info).
  */
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '../common/logger.js';
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     host: env.SANDBOX_HOST,
     latencyMs: env.SANDBOX_LATENCY_MS,
     tokenTtlSeconds: env.SANDBOX_TOKEN_TTL_SECONDS,
+    shapes: env.SANDBOX_SHAPES,
     logger,
     ...(webhookCa ? { webhookCa } : {}),
     ...(env.SANDBOX_WEBHOOK_WHITELIST ? { webhookWhitelist: env.SANDBOX_WEBHOOK_WHITELIST } : {}),

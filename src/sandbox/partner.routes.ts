@@ -7,7 +7,7 @@ import {
   settlementQuerySchema,
 } from '../payflow/payflow.schemas.js';
 import { issueToken } from './auth.js';
-import { isoOf, startOfUtcDate } from './clock.js';
+import { startOfUtcDate } from './clock.js';
 import { parseOr422 } from './errors.js';
 import { withBodies } from './media-types.js';
 import {
@@ -48,21 +48,17 @@ export function registerPartnerRoutes(app: FastifyInstance, context: SandboxCont
     scope.post(
       `${p}/auth/token`,
       payflowRoute(context, ({ request, reply, now }) => {
-        const token = issueToken(state, request, now, context.tokenTtlSeconds);
+        const ttlSeconds = context.tokenTtlSeconds;
+        const issued = issueToken(state, request, now, ttlSeconds);
         void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-        return token;
+        return context.shapes.token(issued.accessToken, issued.scopes, ttlSeconds);
       }),
     );
   });
 
   app.get(
     `${p}/auth/ping`,
-    authedRoute(context, TOKEN_ONLY, ({ client, token }) => ({
-      ok: true,
-      clientId: client.clientId,
-      scopes: [...token.scopes],
-      expiresAt: isoOf(token.expiresAt),
-    })),
+    authedRoute(context, TOKEN_ONLY, ({ client, token }) => context.shapes.ping(client, token)),
   );
 
   app.get(

@@ -12,7 +12,7 @@ import {
   type WebhookKind,
   type WebhookPayload,
 } from '../payflow/payflow.schemas.js';
-import { isoOf, startOfUtcDate } from './clock.js';
+import { startOfUtcDate } from './clock.js';
 import { businessError, notFound, type Detail, type Loc } from './errors.js';
 import { newObjectId } from './ids.js';
 import type { Scheduler } from './scheduler.js';
@@ -25,7 +25,7 @@ import {
   type PaymentStatus,
   type SandboxState,
 } from './state.js';
-import { installmentRecords } from './views.js';
+import type { Shapes } from './shapes.js';
 import type { Delivery, WebhookDispatcher } from './webhooks.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -35,6 +35,8 @@ export class PaymentLifecycle {
     readonly state: SandboxState,
     private readonly scheduler: Scheduler,
     private readonly webhooks: WebhookDispatcher,
+    /** How answers and webhook bodies are written (SANDBOX_SHAPES). */
+    readonly shapes: Shapes,
   ) {}
 
   /** A payment of this organization, or 404 (another organization's payment is not visible). */
@@ -252,18 +254,8 @@ export class PaymentLifecycle {
       apiKey: payment.callback.apiKey,
       paymentId: payment.id,
       at,
-      payload: (deliveryId) => ({
-        deliveryId,
-        event,
-        occurredAt: isoOf(at),
-        organizationId: payment.organizationId,
-        paymentId: payment.id,
-        internalRef: payment.internalRef,
-        paymentStatus: payment.status,
-        installments: installmentRecords(payment) ?? [],
-        change,
-        ...extra,
-      }),
+      payload: (deliveryId) =>
+        this.shapes.webhook(payment, at, { deliveryId, event, change, extra }),
     });
   }
 }

@@ -22,13 +22,7 @@ import {
   type PaymentLifecycle,
 } from './payment-lifecycle.js';
 import type { Organization, Payment, Refund } from './state.js';
-import {
-  amount,
-  createPaymentResponse,
-  documentRecord,
-  installmentRecord,
-  paymentStatusResponse,
-} from './views.js';
+import { amount } from './shapes.js';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
@@ -46,9 +40,11 @@ interface RefundInput {
 
 export class PaymentsService {
   private readonly state;
+  private readonly shapes;
 
   constructor(private readonly lifecycle: PaymentLifecycle) {
     this.state = lifecycle.state;
+    this.shapes = lifecycle.shapes;
   }
 
   create(
@@ -197,13 +193,13 @@ export class PaymentsService {
       this.lifecycle.scheduleDebit(payment, installment);
     // The answer shows the payment as created; the link goes out right after it, so the
     // installments are SENT from the next read on. Creation sends no webhook.
-    const answer = createPaymentResponse(payment, organization);
+    const answer = this.shapes.createPayment(payment, organization);
     if (sendLink) this.lifecycle.issue(payment, 'link');
     return answer;
   }
 
   status(organization: Organization, paymentId: string) {
-    return paymentStatusResponse(this.lifecycle.find(organization, paymentId));
+    return this.shapes.paymentStatus(this.lifecycle.find(organization, paymentId), 'status');
   }
 
   cancel(organization: Organization, paymentId: string, now: number) {
@@ -212,7 +208,7 @@ export class PaymentsService {
     const previous = payment.status;
     this.lifecycle.cancel(payment);
     this.lifecycle.notify(payment, 'cancelled', previous, now);
-    return paymentStatusResponse(payment);
+    return this.shapes.paymentStatus(payment, 'cancel');
   }
 
   refund(organization: Organization, body: RefundInput, now: number) {
@@ -260,16 +256,7 @@ export class PaymentsService {
     payment.refunds.push(refund);
     this.lifecycle.book(payment, null, -gross, 'refund', now);
     this.lifecycle.notify(payment, 'refunded', payment.status, now);
-    return {
-      refundType: refund.refundType,
-      debtorAccountNumber: '',
-      originalAmount: amount(payment.totalMinor, payment.currency),
-      originalCurrency: payment.currency,
-      grossRefundedAmount: amount(gross, payment.currency),
-      netRefundedAmount: amount(net, payment.currency),
-      remainingAmount: amount(remaining, payment.currency),
-      refundId: refund.refundId,
-    };
+    return this.shapes.refund(payment, refund);
   }
 
   // ------------------------------------------------------------------ installments (A)
@@ -307,12 +294,13 @@ export class PaymentsService {
     payment.totalMinor += gross;
     this.lifecycle.scheduleDebit(payment, installment);
     this.lifecycle.notify(payment, 'installment_created', payment.status, now);
-    return installmentRecord(installment, payment.currency);
+    return this.shapes.installment(installment, payment.currency, 'shown');
   }
 
   getInstallment(organization: Organization, paymentId: string, installmentId: string) {
     const payment = this.lifecycle.find(organization, paymentId);
-    return installmentRecord(this.lifecycle.installment(payment, installmentId), payment.currency);
+    const installment = this.lifecycle.installment(payment, installmentId);
+    return this.shapes.installment(installment, payment.currency, 'shown');
   }
 
   updateInstallment(
@@ -342,7 +330,8 @@ export class PaymentsService {
       this.lifecycle.scheduleDebit(payment, installment);
     }
     this.lifecycle.notify(payment, 'installment_updated', payment.status, now);
-    return installmentRecord(installment, payment.currency);
+    // The spec shows no answer for PUT and DELETE of an installment.
+    return this.shapes.installment(installment, payment.currency, 'not_shown');
   }
 
   deleteInstallment(
@@ -362,7 +351,7 @@ export class PaymentsService {
     payment.totalMinor -= installment.grossMinor;
     this.lifecycle.updateStatusFromInstallments(payment);
     this.lifecycle.notify(payment, 'installment_cancelled', previous, now);
-    return installmentRecord(installment, payment.currency);
+    return this.shapes.installment(installment, payment.currency, 'not_shown');
   }
 
   // ------------------------------------------------------------------ documents (A)
@@ -388,7 +377,7 @@ export class PaymentsService {
       uploadedAt: now,
     };
     payment.documents.set(document.id, document);
-    return documentRecord(document);
+    return this.shapes.document(document);
   }
 
   deleteDocument(organization: Organization, paymentId: string, documentId: string) {

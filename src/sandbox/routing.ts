@@ -15,6 +15,7 @@ import type { Fault, FaultRegistry } from './faults.js';
 import type { PartnerService } from './partner.service.js';
 import type { PaymentsService } from './payments.service.js';
 import type { Scheduler } from './scheduler.js';
+import type { Shapes } from './shapes.js';
 import type { PayerSimulation } from './simulation.js';
 import type { AccessToken, Client, Organization, SandboxState } from './state.js';
 import type { WebhookDispatcher } from './webhooks.js';
@@ -29,6 +30,8 @@ export interface SandboxContext {
   simulation: PayerSimulation;
   faults: FaultRegistry;
   logger: AppLogger;
+  /** How answers are written (SANDBOX_SHAPES): every Payflow answer goes through it. */
+  shapes: Shapes;
   latencyMs: number;
   tokenTtlSeconds: number;
 }
@@ -64,7 +67,7 @@ export function payflowRoute(
     const answers = fault !== undefined && (fault.status !== undefined || fault.reset === true);
     if (answers && !fault.afterProcessing) return applyFault(fault, request, reply);
     const call = { request, reply, now: context.clock.now() };
-    if (!answers) return handler(call);
+    if (!answers) return context.shapes.body(await handler(call));
     try {
       await handler(call);
     } catch {

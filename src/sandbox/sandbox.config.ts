@@ -3,6 +3,7 @@
  * naming the variable and what is wrong.
  */
 import { z } from 'zod';
+import { SHAPE_NAMES } from './shapes.js';
 
 const integer = (min: number, max: number, what: string) =>
   z
@@ -27,6 +28,9 @@ export const sandboxEnvSchema = z.object({
       message: 'must be a comma-separated list of domain names',
     })
     .optional(),
+  SANDBOX_SHAPES: z
+    .enum(SHAPE_NAMES, { message: `must be ${SHAPE_NAMES.join(' or ')}` })
+    .default('standard'),
   SANDBOX_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be fatal, error, warn, info, debug, trace or silent',

@@ -24,6 +24,7 @@ import { PaymentLifecycle } from './payment-lifecycle.js';
 import { PaymentsService } from './payments.service.js';
 import { pathOf, type SandboxContext } from './routing.js';
 import { Scheduler } from './scheduler.js';
+import { Shapes, type ShapeName } from './shapes.js';
 import { PayerSimulation } from './simulation.js';
 import { SandboxState } from './state.js';
 import { WebhookDispatcher } from './webhooks.js';
@@ -51,6 +52,11 @@ export interface SandboxOptions {
   webhookWhitelist?: readonly string[];
   /** Default: silent. Nothing is logged per request. */
   logger?: AppLogger;
+  /**
+   * How answers and webhook bodies are written where the spec leaves the shape open:
+   * `standard` (default, docs/assumptions.md) or `alternate` (shapes.ts).
+   */
+  shapes?: ShapeName;
 }
 
 export interface SandboxHandle {
@@ -90,7 +96,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     whitelist: () => state.whitelist,
     schedule: (dueAt, job) => scheduler.schedule(dueAt, job),
   });
-  const lifecycle = new PaymentLifecycle(state, scheduler, webhooks);
+  const shapes = new Shapes(options.shapes ?? 'standard');
+  const lifecycle = new PaymentLifecycle(state, scheduler, webhooks, shapes);
   const context: SandboxContext = {
     state,
     clock,
@@ -101,6 +108,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     simulation: new PayerSimulation(lifecycle),
     faults,
     logger,
+    shapes,
     latencyMs: options.latencyMs ?? 0,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
   };

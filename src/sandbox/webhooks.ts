@@ -9,7 +9,7 @@
  */
 import { request, type Agent } from 'undici';
 import type { AppLogger } from '../common/logger.js';
-import type { WebhookKind, WebhookPayload } from '../payflow/payflow.schemas.js';
+import type { WebhookKind } from '../payflow/payflow.schemas.js';
 import { isoOf, type VirtualClock } from './clock.js';
 import { conflict, notFound } from './errors.js';
 import { newObjectId } from './ids.js';
@@ -23,7 +23,8 @@ export const RETRY_BACKOFF_MINUTES: readonly number[] = [5, 15, 30, 60, 1440].fl
 export const MAX_RETRIES = RETRY_BACKOFF_MINUTES.length;
 
 export type SkipReason = 'invalid_url' | 'not_https' | 'not_whitelisted';
-export type SandboxWebhookPayload = WebhookPayload & Record<string, unknown>;
+/** A webhook body as shapes.ts writes it (the spec shows no payload shape). */
+export type SandboxWebhookPayload = Record<string, unknown>;
 
 export interface Attempt {
   at: number;

@@ -226,6 +226,7 @@ describe('npm run sandbox environment', () => {
         SANDBOX_HOST: '127.0.0.1',
         SANDBOX_LATENCY_MS: 0,
         SANDBOX_TOKEN_TTL_SECONDS: 3600,
+        SANDBOX_SHAPES: 'standard',
         SANDBOX_LOG_LEVEL: 'info',
       },
     });
