@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { chunksByBytes, isProducerStateLost } from './kafka.producer.js';
+import { chunksByBytes, isProducerStateLost, unacknowledged } from './kafka.producer.js';
 import type { OutboundMessage } from './messaging.ports.js';
 
 const of = (id: string, bytes: number): OutboundMessage => ({
@@ -46,5 +46,33 @@ describe('isProducerStateLost', () => {
     expect(isProducerStateLost(protocolError('NOT_LEADER_FOR_PARTITION'))).toBe(false);
     expect(isProducerStateLost(new Error('Connection error: ECONNREFUSED'))).toBe(false);
     expect(isProducerStateLost('not an error')).toBe(false);
+  });
+});
+
+describe('unacknowledged', () => {
+  const round = [
+    { topic: 'a', partition: 0 },
+    { topic: 'a', partition: 1 },
+    { topic: 'b', partition: 0 },
+  ];
+
+  it('finds the partition an answer left out (kafkajs issue 1303) and one with an error', () => {
+    const answers = [
+      { topicName: 'a', partition: 0, errorCode: 0 },
+      { topicName: 'b', partition: 0, errorCode: 6 },
+    ];
+    expect(unacknowledged(round, answers)).toEqual([
+      { topic: 'a', partition: 1 },
+      { topic: 'b', partition: 0 },
+    ]);
+  });
+
+  it('is empty when every partition is acknowledged', () => {
+    const answers = round.map((group) => ({
+      topicName: group.topic,
+      partition: group.partition,
+      errorCode: 0,
+    }));
+    expect(unacknowledged(round, answers)).toEqual([]);
   });
 });

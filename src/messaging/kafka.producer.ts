@@ -18,6 +18,7 @@
  * retried request still cannot overtake a later one.
  */
 import { CompressionTypes, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
+import { AppError } from '../common/app-error.js';
 import { murmur2 } from './murmur2.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
@@ -63,13 +64,16 @@ export class KafkaMessageProducer implements MessageProducer {
   }
 
   /**
-   * Sends in order per partition, each partition in requests of its own of at most
-   * SEND_CHUNK_BYTES (a larger message goes alone), the partitions at once.
+   * Sends in order per partition, each partition's messages in chunks of at most
+   * SEND_CHUNK_BYTES (a larger message goes alone); chunk k of every partition goes in
+   * round k, one kafkajs sendBatch (one produce request per leader), rounds in order.
    *
-   * - One partition per request: kafkajs 2.2.4, retrying a request that spans several
-   *   leaders, skips the brokers that already answered, so a partition whose leader moved to
-   *   one of them is dropped while send() resolves (kafkajs issue 1303). With one partition
-   *   per request, a retry always goes to that partition's leader of the moment.
+   * - Every partition is checked in the answer: kafkajs 2.2.4, retrying a request that
+   *   spans several leaders, skips the brokers that already answered, so a partition whose
+   *   leader moved to one of them is left out while the send resolves (kafkajs issue 1303).
+   *   A partition missing from the answer fails the send (ProduceIncompleteError), and the
+   *   caller sends again (at least once: consumers dedupe on `eventId`). An earlier
+   *   workaround, one request per partition, cost a request per partition per send.
    * - The partition is Kafka's own rule (murmur2 of the key, as the Java client and kafkajs's
    *   default partitioner), computed here from the topic's partition count.
    * - Chunks: the broker refuses a record batch above the topic's max.message.bytes, so a
@@ -81,13 +85,10 @@ export class KafkaMessageProducer implements MessageProducer {
    */
   async send(messages: readonly OutboundMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const byPartition = new Map<
-      string,
-      { topic: string; partition: number; messages: OutboundMessage[] }
-    >();
+    const byPartition = new Map<string, PartitionMessages>();
     for (const message of messages) {
       const partition = await this.partitionFor(message);
-      const id = `${message.topic}\u0000${partition}`;
+      const id = partitionId(message.topic, partition);
       let group = byPartition.get(id);
       if (group === undefined) {
         group = { topic: message.topic, partition, messages: [] };
@@ -95,14 +96,14 @@ export class KafkaMessageProducer implements MessageProducer {
       }
       group.messages.push(message);
     }
+    const rounds: PartitionMessages[][] = [];
+    for (const group of byPartition.values()) {
+      chunksByBytes(group.messages, SEND_CHUNK_BYTES).forEach((chunk, index) => {
+        (rounds[index] ??= []).push({ ...group, messages: chunk });
+      });
+    }
     try {
-      await Promise.all(
-        [...byPartition.values()].map(async (group) => {
-          for (const chunk of chunksByBytes(group.messages, SEND_CHUNK_BYTES)) {
-            await this.sendChunk(group.topic, group.partition, chunk);
-          }
-        }),
-      );
+      for (const round of rounds) await this.sendRound(round);
     } catch (error) {
       this.partitionCounts.clear();
       if (isProducerStateLost(error)) await this.replaceProducer();
@@ -134,23 +135,40 @@ export class KafkaMessageProducer implements MessageProducer {
     return partitions;
   }
 
-  private async sendChunk(
-    topic: string,
-    partition: number,
-    messages: readonly OutboundMessage[],
-  ): Promise<void> {
-    await this.producer.send({
-      topic,
-      messages: messages.map((message): Message => ({
-        partition,
-        key: message.key,
-        value: message.value,
-        ...(message.headers === undefined ? {} : { headers: { ...message.headers } }),
-      })),
+  private async sendRound(round: readonly PartitionMessages[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const group of round) {
+      const list = byTopic.get(group.topic) ?? [];
+      for (const message of group.messages) {
+        list.push({
+          partition: group.partition,
+          key: message.key,
+          value: message.value,
+          ...(message.headers === undefined ? {} : { headers: { ...message.headers } }),
+        });
+      }
+      byTopic.set(group.topic, list);
+    }
+    const answers = await this.producer.sendBatch({
+      topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
       acks: -1,
       timeout: this.ackTimeoutMs,
       compression: CompressionTypes.None,
     });
+    const missing = unacknowledged(round, answers);
+    if (missing.length > 0) {
+      throw new ProduceIncompleteError(
+        `the broker acknowledged ${round.length - missing.length} of ${round.length} partitions; the send is repeated`,
+        {
+          metadata: {
+            missing: missing
+              .slice(0, 5)
+              .map((group) => `${group.topic}/${group.partition}`)
+              .join(','),
+          },
+        },
+      );
+    }
   }
 
   private async replaceProducer(): Promise<void> {
@@ -166,6 +184,37 @@ export class KafkaMessageProducer implements MessageProducer {
       this.admin?.disconnect().catch(() => undefined),
     ]);
   }
+}
+
+interface PartitionMessages {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: OutboundMessage[];
+}
+
+const partitionId = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** The partitions of a round that the broker's answers do not acknowledge (error code 0). */
+export function unacknowledged<T extends { readonly topic: string; readonly partition: number }>(
+  round: readonly T[],
+  answers: readonly {
+    readonly topicName: string;
+    readonly partition: number;
+    readonly errorCode: number;
+  }[],
+): T[] {
+  const acknowledged = new Set(
+    answers
+      .filter((answer) => answer.errorCode === 0)
+      .map((answer) => partitionId(answer.topicName, answer.partition)),
+  );
+  return round.filter((group) => !acknowledged.has(partitionId(group.topic, group.partition)));
+}
+
+/** A send resolved by kafkajs without an acknowledgement for each of its partitions. */
+export class ProduceIncompleteError extends AppError {
+  readonly code = 'kafka.produce_incomplete';
+  readonly transient = true;
 }
 
 /** Broker answers after which a kafkajs idempotent producer can never send again. */

@@ -5,9 +5,10 @@
  * Ordering. Rows are bucketed by a hash of their key (OutboxRepository). A bucket's rows
  * are published in id order, one batch at a time: a pass's transaction first takes the
  * transaction-level "fence" lock (pg_try_advisory_xact_lock) of each bucket it publishes,
- * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends every bucket's
- * rows at once, marks the sent ones published and commits. So one key's messages leave in the order they were written, whichever process
- * publishes them, and no row is sent by two transactions at once.
+ * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends all of them in
+ * one send, marks them published and commits. So one key's messages leave in the order they
+ * were written, whichever process publishes them, and no row is sent by two transactions
+ * at once.
  *
  * Sharing the work. Several replicas may run the relay on one database. Each holds
  * session-level advisory locks (on one dedicated pool connection) for the buckets it owns,
@@ -370,10 +371,10 @@ export class OutboxRelay implements OutboxFlusher {
 
   /**
    * One batch from every owned bucket that is not backing off, in one transaction: fence
-   * the buckets, lock their oldest pending rows, send each bucket's rows (all buckets at
-   * once), mark the sent ones published, commit. A bucket whose send failed keeps its rows
-   * pending and backs off alone. One transaction a pass instead of one a bucket: a row
-   * waits for at most one send round, not for a round per group of buckets.
+   * the buckets, lock their oldest pending rows, send them all in one send, mark them
+   * published, commit. When the send fails, every row stays pending and the buckets back
+   * off. One transaction and one send a pass instead of one a bucket: a row waits for at
+   * most one send round, not for a round per group of buckets.
    */
   private async publishOwned(): Promise<{ published: number; more: boolean }> {
     const now = Date.now();
@@ -415,25 +416,35 @@ export class OutboxRelay implements OutboxFlusher {
       for (const row of await this.outbox.lockPending(tx, buckets, this.settings.batchSize)) {
         byBucket.get(row.bucket)?.push(row);
       }
-      const sent = await Promise.all(
-        [...byBucket].map(async ([bucket, rows]): Promise<[number, BatchOutcome, string[]]> => {
-          if (rows.length === 0) return [bucket, { kind: 'empty' }, []];
-          try {
-            await this.producer.send(rows.map(toOutboundMessage));
-            return [bucket, { kind: 'published', count: rows.length }, rows.map((row) => row.id)];
-          } catch (error) {
-            // Its back-off starts now, not when the slowest bucket of the pass is done.
-            const failed: BatchOutcome = { kind: 'failed', error };
-            this.recordOutcome(bucket, failed);
-            return [bucket, failed, []];
-          }
-        }),
-      );
-      await this.outbox.markPublished(
-        tx,
-        sent.flatMap(([, , ids]) => ids),
-      );
-      for (const [bucket, outcome] of sent) outcomes.set(bucket, outcome);
+      // One send for the whole pass: kafkajs makes one produce request per leader of each
+      // send() and does not linger, so a send per bucket multiplied the requests by 16.
+      // Nearly every bucket has rows on every broker, so a failure is the pass's anyway.
+      const rows = [...byBucket.values()].flat();
+      let failure: BatchOutcome | undefined;
+      if (rows.length > 0) {
+        try {
+          await this.producer.send(rows.map(toOutboundMessage));
+        } catch (error) {
+          failure = { kind: 'failed', error };
+        }
+      }
+      if (failure === undefined) {
+        await this.outbox.markPublished(
+          tx,
+          rows.map((row) => row.id),
+        );
+      }
+      for (const [bucket, bucketRows] of byBucket) {
+        if (bucketRows.length === 0) {
+          outcomes.set(bucket, { kind: 'empty' });
+        } else if (failure !== undefined) {
+          // Recorded now (the caller records the other outcomes after the commit).
+          this.recordOutcome(bucket, failure);
+          outcomes.set(bucket, failure);
+        } else {
+          outcomes.set(bucket, { kind: 'published', count: bucketRows.length });
+        }
+      }
       return outcomes;
     });
   }
