@@ -141,8 +141,9 @@ describe('every order event type end to end', () => {
     expect(remote).toHaveLength(1);
     expect(remote[0]?.status).toBe('PAID');
     expect(remote[0]?.installments.map((i) => [i.grossAmount, i.status])).toEqual([
-      [500, 'CREATED'],
-      [750, 'CREATED'],
+      // The payment link went out after creation (send_payment_link defaults to true).
+      [500, 'SENT'],
+      [750, 'SENT'],
       [200, 'CANCELLED'],
     ]);
     expect(remote[0]?.refunds.map((refund) => refund.grossRefundedAmount)).toEqual([125]);

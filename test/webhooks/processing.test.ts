@@ -162,8 +162,20 @@ describe('webhook inbox processing', () => {
 
     const events = await changeEvents(db, payment.orderId);
     const installmentEvents = events.filter((event) => event.type === 'installment.status_changed');
-    expect(installmentEvents).toHaveLength(1);
-    expect(installmentEvents[0]).toMatchObject({
+    const ofFirst = installmentEvents.filter(
+      (event) => (event.data as { installmentId?: unknown }).installmentId === first.id,
+    );
+    // The second installment was never paid: its only change is the payment link going out
+    // after creation (CREATED → SENT), which the same webhook's status read also finds.
+    const second = remote!.installments![1]!;
+    const ofSecond = installmentEvents.filter(
+      (event) => (event.data as { installmentId?: unknown }).installmentId === second.id,
+    );
+    expect(
+      ofSecond.map((event) => (event.data as { providerStatus?: unknown }).providerStatus),
+    ).toEqual(['SENT']);
+    expect(ofFirst).toHaveLength(1);
+    expect(ofFirst[0]).toMatchObject({
       paymentId: payment.payflowId,
       data: {
         installmentId: first.id,

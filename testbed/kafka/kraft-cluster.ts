@@ -118,7 +118,7 @@ export class KraftCluster {
     ];
     await writeFile(join(root, 'log4j.properties'), LOG4J);
     const voters = nodes.map((node) => `${node.id}@127.0.0.1:${node.controllerPort}`).join(',');
-    const clusterId = randomBytes(16).toString('base64url').slice(0, 22);
+    const clusterId = newClusterId();
     await Promise.all(
       nodes.map(async (node) => {
         await mkdir(node.dir, { recursive: true });
@@ -531,4 +531,15 @@ export function killWhenOwnerDies(childPid: number, ownerPid: number = process.p
     { stdio: 'ignore', detached: true },
   );
   watchdog.unref();
+}
+
+/**
+ * A KRaft cluster id: 16 random bytes in URL-safe base64 (22 characters). One that starts
+ * with '-' would be read by StorageTool as an option, so it starts with a letter or digit.
+ */
+export function newClusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url').slice(0, 22);
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
 }
