@@ -33,6 +33,19 @@ export default {
       globalSetup: '<rootDir>/test/support/kafka-global-setup.ts',
       globalTeardown: '<rootDir>/test/support/kafka-global-teardown.ts',
     },
+    {
+      ...common,
+      // The end-to-end suites again, against the sandbox's alternate answer shapes.
+      displayName: 'alternate-shapes',
+      testMatch: [
+        '<rootDir>/test/pipeline/{pipeline,webhooks,every-event-type}.test.ts',
+        '<rootDir>/test/webhooks/*.test.ts',
+        '<rootDir>/test/reconciliation/*.test.ts',
+      ],
+      setupFiles: ['reflect-metadata', '<rootDir>/test/support/alternate-shapes.setup.ts'],
+      globalSetup: '<rootDir>/test/support/kafka-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/kafka-global-teardown.ts',
+    },
   ],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.cjs'],
   testTimeout: 60000,

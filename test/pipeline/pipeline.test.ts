@@ -172,6 +172,22 @@ describe('order pipeline end to end', () => {
     expect(dlq.messages.find((m) => m.key === invalid)?.headers['x-dlq-error']).toMatch(/currency/);
   });
 
+  it("runs against this project's sandbox shapes (standard, or alternate in the second run)", async () => {
+    const response = await fetch(`${pipeline.sandbox.partnerUrl}/auth/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from('sandbox-client:sandbox-secret').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: 'grant_type=client_credentials',
+    });
+    const token = (await response.json()) as Record<string, unknown>;
+    const alternate = process.env.TEST_SANDBOX_SHAPES === 'alternate';
+    // The alternate shapes leave out expires_in (the client then assumes a lifetime).
+    expect('expires_in' in token).toBe(!alternate);
+    expect(typeof token.access_token).toBe('string');
+  });
+
   it('exposes health and Prometheus metrics', async () => {
     const ready = await fetch(`${worker.url}/health/ready`);
     expect(ready.status).toBe(200);

@@ -6,6 +6,9 @@ interface TestBedGlobals {
 }
 
 export default async function globalTeardown(): Promise<void> {
-  const clusters = (globalThis as TestBedGlobals).__kafkaTestBed ?? [];
+  // Every integration project names this tear-down: the first one stops the clusters.
+  const globals = globalThis as TestBedGlobals;
+  const clusters = globals.__kafkaTestBed ?? [];
+  globals.__kafkaTestBed = [];
   await Promise.all(clusters.map((cluster) => cluster.stop()));
 }

@@ -14,8 +14,22 @@ export type { SandboxHandle };
 export const SANDBOX_CLIENT_ID = 'sandbox-client';
 export const SANDBOX_CLIENT_SECRET = 'sandbox-secret';
 
+/**
+ * The shapes the sandbox answers in: `standard`, or `alternate` (SANDBOX_SHAPES=alternate)
+ * when the jest project "alternate-shapes" runs the end-to-end suites a second time.
+ */
+function shapesOfRun(): SandboxOptions['shapes'] {
+  return process.env.TEST_SANDBOX_SHAPES === 'alternate' ? 'alternate' : 'standard';
+}
+
 export function startTestSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
-  return startSandbox({ port: 0, host: '127.0.0.1', logger: silentLogger(), ...options });
+  return startSandbox({
+    port: 0,
+    host: '127.0.0.1',
+    logger: silentLogger(),
+    shapes: shapesOfRun(),
+    ...options,
+  });
 }
 
 /** POST /partner/auth/token with HTTP Basic; returns the access token. */
