@@ -6,7 +6,7 @@
  *
  * - 10 worker SIGKILLs at random moments (each worker is started again at once);
  * - one broker SIGKILL, restarted about 15 s later;
- * - one Postgres restart (pg_ctlcluster … restart);
+ * - one Postgres restart (of a private server, testbed/postgres-instance.ts);
  * - the sandbox answering 30 % 5xx, then 429 with Retry-After, then with 2 s of latency.
  *
  * Then it checks the parties' own records (testbed/invariants.ts: the sandbox's payments,
@@ -20,12 +20,10 @@
  * CHAOS_RATE (events/s, 100) scale it; CHAOS_KEEP_DB=1 keeps the database.
  */
 import { randomInt } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { KraftCluster, freePorts } from '../testbed/kafka/kraft-cluster.js';
 import {
   checkInvariants,
@@ -38,12 +36,10 @@ import { createTopics, PacedProducer } from '../testbed/kafka-io.js';
 import { interleave, planOrders, prng, type OrderPlan } from '../testbed/order-load.js';
 import { selfSignedTls } from '../testbed/tls.js';
 import { WorkerProcess } from '../testbed/worker-process.js';
-import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
+import { PostgresInstance } from '../testbed/postgres-instance.js';
 import { startSandboxChild } from './sandbox.bench.js';
 import { PayflowRecorder, WebhookBalancer } from './chaos/proxies.js';
 import { StatusFollower } from './chaos/status-follower.js';
-
-const execFileAsync = promisify(execFile);
 
 const TOPICS = {
   orders: 'erp.orders.v1',
@@ -107,8 +103,10 @@ async function main(): Promise<void> {
   // ---- the parties
   const cluster = await KraftCluster.start({ nodes: 3, parentDir: runDir });
   log(`3-node Kafka cluster ready in ${(cluster.figures.readyMs / 1000).toFixed(1)} s`);
-  const dbName = benchDatabaseName('chaos');
-  const databaseUrl = await freshDatabase(dbName);
+  // A Postgres of the campaign's own: its restart (a fault) leaves the machine's alone.
+  const postgres = await PostgresInstance.start();
+  const databaseUrl = await postgres.createDatabase('payflow_bridge_chaos');
+  log(`private Postgres on port ${postgres.port}`);
   const tls = await selfSignedTls();
   await writeFile(join(runDir, 'cert.pem'), tls.cert);
   await writeFile(join(runDir, 'key.pem'), tls.key);
@@ -289,10 +287,8 @@ async function main(): Promise<void> {
   })();
   const postgresRestart = (async () => {
     await waitUntil(postgresAt);
-    const versions = await readdir('/etc/postgresql');
-    const version = versions[0] ?? '15';
-    fault(`Postgres restart (pg_ctlcluster ${version} main restart)`);
-    await execFileAsync('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart']);
+    fault('Postgres restart (pg_ctl restart -m fast)');
+    await postgres.restart();
     log('Postgres is back');
   })();
   const sandboxFaults = (async () => {
@@ -464,7 +460,8 @@ async function main(): Promise<void> {
 
   await Promise.allSettled([recorder.close(), balancer.close(), sandbox.stop()]);
   await cluster.stop();
-  if (process.env.CHAOS_KEEP_DB !== '1') await dropDatabase(dbName).catch(() => undefined);
+  if (process.env.CHAOS_KEEP_DB !== '1') await postgres.stop();
+  else log(`Postgres kept running on port ${postgres.port}`);
   process.exit(passed ? 0 : 1);
 }
 
