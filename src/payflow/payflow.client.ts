@@ -1074,11 +1074,12 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     if (call.contentType !== undefined) headers['content-type'] = call.contentType;
     if (call.organizationId !== undefined) headers['x-organization-id'] = call.organizationId;
     const hook = call.auth === 'bearer' ? payflowSendHookOf(call.signal) : undefined;
-    const gate: BodyGate = { failure: undefined };
+    const gate: BodyGate = { state: 'none', failure: undefined };
     let body: string | Buffer | Readable | null = call.body ?? null;
     if (hook !== undefined && call.body !== undefined) {
       const bytes = typeof call.body === 'string' ? Buffer.from(call.body, 'utf8') : call.body;
       headers['content-length'] = String(bytes.length);
+      gate.state = 'waiting';
       body = Readable.from(gatedBody(bytes, hook, gate), { objectMode: false });
     }
 
@@ -1122,19 +1123,22 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
         attempt,
       });
     } catch (error) {
-      if (gate.failure !== undefined) {
+      if (gate.state === 'failed') {
         // The hook refused: the body (the whole request, see gatedBody) was never written.
         const notSent = this.hookFailed(call, gate.failure);
         outcome = notSent.code;
         throw notSent;
       }
+      // undici announces the head before a stream body is read; while the hook still ran
+      // (a deadline or the caller aborted meanwhile) nothing of the request was written.
+      const written = gate.state === 'none' || gate.state === 'passed' ? tracker.sent : false;
       const failure =
         error instanceof PayflowError
           ? error
           : errorForTransport(error, {
               endpoint: def.name,
               method: def.method,
-              requestSent: tracker.sent,
+              requestSent: written,
               status,
               abortedBy: deadlineExceeded
                 ? 'deadline'
@@ -1209,6 +1213,8 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
 }
 
 interface BodyGate {
+  /** none: not gated; waiting: the hook runs; passed: the body is written; failed: refused. */
+  state: 'none' | 'waiting' | 'passed' | 'failed';
   failure: unknown;
 }
 
@@ -1227,9 +1233,11 @@ async function* gatedBody(
   try {
     await hook();
   } catch (error) {
+    gate.state = 'failed';
     gate.failure = error ?? new Error('send hook failed');
     throw gate.failure;
   }
+  gate.state = 'passed';
   yield bytes;
 }
 

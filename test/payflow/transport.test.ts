@@ -360,6 +360,28 @@ describe('the send hook ("about to leave")', () => {
     }
   });
 
+  it('a deadline that passes while the hook runs: TIMEOUT, reached no, not a byte written', async () => {
+    const counting = await countingServer();
+    try {
+      const client = makeClient({
+        baseUrl: counting.url,
+        partnerBaseUrl: `${fake.url}/partner`,
+        requestTimeoutMs: 200,
+      });
+      const signal = withPayflowSendHook(AbortSignal.timeout(5000), () => sleep(600));
+      const error = await failure(client.refund(refundInput, { signal }));
+      expect({ code: error.code, reached: error.reached }).toEqual({
+        code: 'PAYFLOW.TIMEOUT',
+        reached: 'no',
+      });
+      expect(error.mayHaveTakenEffect).toBe(false);
+      await sleep(600);
+      expect(counting.bytes()).toBe(0);
+    } finally {
+      counting.server.close();
+    }
+  });
+
   it('a failing hook sends nothing: ABORTED, reached no, not a byte written', async () => {
     const counting = await countingServer();
     try {
