@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { silentLogger } from '../../src/common/logger.js';
 import { createDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';
-import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
+import { OutboxWriter } from '../../src/events/outbox-writer.js';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
 import { SettlementRepository } from '../../src/settlements/settlement.repository.js';
@@ -57,9 +57,12 @@ async function main(): Promise<void> {
   const handler = new PullSettlementHandler(
     database,
     new SettlementRepository(),
-    new OutboxRepository(),
+    OutboxWriter.forTopics({
+      paymentStatus: 'payflow.payment-status.v1',
+      settlements: 'payflow.settlements.v1',
+      deadLetters: 'erp.orders.v1.dlq',
+    }),
     client,
-    { topic: 'payflow.settlements.v1' },
     silentLogger(),
   );
   const night = (date: string) =>

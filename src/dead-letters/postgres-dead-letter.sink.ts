@@ -4,31 +4,27 @@
  * order's block. Idempotent per (topic, partition, offset): a second delivery of the same
  * dead letter finds the row and writes nothing.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
-import { buildDeadLetterMessage } from '../messaging/dead-letter-headers.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
+import { DEAD_LETTER, OutboxWriter } from '../events/outbox-writer.js';
+import { buildDeadLetterHeaders } from '../messaging/dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import type { DeadLetter, DeadLetterOutcome, DeadLetterSink } from './dead-letter.sink.js';
-
-export const DEAD_LETTER_TOPIC = Symbol('DEAD_LETTER_TOPIC');
 
 @Injectable()
 export class PostgresDeadLetterSink implements DeadLetterSink {
   constructor(
     private readonly batcher: TransactionBatcher,
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: OutboxWriter,
     private readonly repository: DeadLetterRepository,
-    @Inject(DEAD_LETTER_TOPIC) private readonly topic: string,
   ) {}
 
   deadLetter(letter: DeadLetter): Promise<DeadLetterOutcome> {
-    const message = buildDeadLetterMessage(letter, this.topic);
-    const headers = message.headers ?? {};
+    const headers = buildDeadLetterHeaders(letter);
     return this.batcher.run(async (tx): Promise<DeadLetterOutcome> => {
       if (!(await this.repository.insert(tx, letter, headers))) return 'already_stored';
       // Written with the other outbox rows of the batch, before its COMMIT.
-      tx.defer(this.outbox, [message], (sql, messages) => this.outbox.add(sql, messages));
+      this.outbox.defer(tx, [{ type: DEAD_LETTER, letter }]);
       if (letter.orderId !== null) {
         const { message: origin } = letter;
         await this.repository.blockOrder(

@@ -15,7 +15,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
+import { OutboxWriterModule } from '../events/outbox-writer.module.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
 import { OrderCommandEngine } from './common/command-engine.js';
 import { PaymentMethodCatalog } from './common/payment-methods.js';
@@ -57,7 +57,7 @@ export const ORDER_HANDLERS = [
 ] as const;
 
 @Module({
-  imports: [TransactionBatcherModule, DeadLettersModule],
+  imports: [TransactionBatcherModule, DeadLettersModule, OutboxWriterModule],
   controllers: [OrdersConsumer],
   providers: [
     {
@@ -66,7 +66,6 @@ export const ORDER_HANDLERS = [
       useFactory: (config: AppConfig, overrides: OrdersOptionOverrides | undefined) =>
         ordersOptionsFromConfig(config, overrides ?? {}),
     },
-    OutboxRepository,
     PaymentMethodCatalog,
     OrderCommandEngine,
     ...ORDER_HANDLERS,

@@ -2,9 +2,10 @@
  * Messages of the payment status topic (CONTRACT §3): keyed by order id, a JSON envelope
  * `{ eventId, type, occurredAt, organizationId, orderId, paymentId, data }`, with
  * `content-type` and `x-event-type` headers. Money inside `data` is decimal text in major
- * units beside a `currency` field.
+ * units beside a `currency` field. The schema of each type is in
+ * src/events/payment-status-events.schema.ts; OutboxWriter checks every event against it.
  */
-import { randomUUID } from 'node:crypto';
+import { eventMessage, stampEvent } from '../events/event-message.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 
 export const PAYMENT_STATUS_EVENT_TYPES = [
@@ -47,19 +48,5 @@ export function statusEventMessage(
   event: StatusEvent,
   now: Date = new Date(),
 ): OutboundMessage {
-  const envelope: StatusEventEnvelope = {
-    eventId: randomUUID(),
-    type: event.type,
-    occurredAt: now.toISOString(),
-    organizationId: event.organizationId,
-    orderId: event.orderId,
-    paymentId: event.paymentId,
-    data: event.data,
-  };
-  return {
-    topic,
-    key: event.orderId,
-    value: JSON.stringify(envelope),
-    headers: { 'content-type': 'application/json', 'x-event-type': event.type },
-  };
+  return eventMessage(topic, event.orderId, stampEvent(event, now));
 }

@@ -1,6 +1,6 @@
 /**
- * Messages of the settlements topic (TOPIC_SETTLEMENTS), written to the outbox in the
- * transaction that stores the file. JSON envelope, like the payment status topic:
+ * Events of the settlements topic (TOPIC_SETTLEMENTS; schemas in src/events), written to
+ * the outbox in the transaction that stores the file. JSON envelope, like the payment status topic:
  * `{ eventId, type, occurredAt, organizationId, orderId, paymentId, data }`, with
  * `content-type` and `x-event-type` headers. Money is decimal text in major units beside
  * `currency`.
@@ -13,8 +13,8 @@
  *   keys, hence partitions, so a consumer may see the file event first: it knows the file
  *   is complete when it holds `rows` lines of that `fileId`.
  */
-import { randomUUID } from 'node:crypto';
 import { formatMinorUnits } from '../common/money.js';
+import { eventMessage, stampEvent, type UnstampedEvent } from '../events/event-message.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import type { SettlementLine } from './csv/settlement-row.js';
 
@@ -47,34 +47,68 @@ export interface StoredSettlementFile {
   readonly pulledAt: Date;
 }
 
-function envelope(
-  topic: string,
-  key: string,
-  type: SettlementEventType,
-  fields: {
-    organizationId: string;
-    orderId: string | null;
-    paymentId: string | null;
-    data: Record<string, unknown>;
-  },
-  now: Date,
-): OutboundMessage {
+/** A settlement event before its id and time (OutboxWriter gives them, and checks it). */
+export interface SettlementEvent extends UnstampedEvent<SettlementEventType> {
+  readonly organizationId: string;
+}
+
+/** `settlement.line` of one parsed row. */
+export function settlementLineEvent(
+  file: { readonly fileId: string; readonly organizationId: string },
+  lineNumber: number,
+  line: SettlementLine,
+  orderId: string | null,
+): SettlementEvent {
+  const money = (minor: number): string => formatMinorUnits(minor, line.currency);
   return {
-    topic,
-    key,
-    value: JSON.stringify({
-      eventId: randomUUID(),
-      type,
-      occurredAt: now.toISOString(),
-      organizationId: fields.organizationId,
-      orderId: fields.orderId,
-      paymentId: fields.paymentId,
-      data: fields.data,
-    }),
-    headers: { 'content-type': 'application/json', 'x-event-type': type },
+    type: 'settlement.line',
+    organizationId: file.organizationId,
+    orderId,
+    paymentId: line.paymentId,
+    data: {
+      fileId: file.fileId,
+      lineNumber,
+      settlementId: line.settlementId,
+      settlementDate: line.settlementDate,
+      paymentNumber: line.paymentNumber,
+      installmentId: line.installmentId,
+      internalRef: line.internalRef,
+      orderNumber: line.orderNumber,
+      transactionType: line.transactionType,
+      currency: line.currency,
+      grossAmount: money(line.grossMinor),
+      feeAmount: money(line.feeMinor),
+      netAmount: money(line.netMinor),
+      bookedAt: line.bookedAt,
+    },
   };
 }
 
+/** `settlement.file_available` of a stored file. */
+export function settlementFileEvent(file: StoredSettlementFile): SettlementEvent {
+  return {
+    type: 'settlement.file_available',
+    organizationId: file.organizationId,
+    orderId: null,
+    paymentId: null,
+    data: {
+      fileId: file.fileId,
+      dateFrom: file.dateFrom,
+      dateTo: file.dateTo,
+      format: file.format,
+      version: file.version,
+      replacesFileId: file.previousFileId,
+      rows: file.rows,
+      badRows: file.badRows,
+      badRowSamples: file.firstBadRows.slice(0, BAD_ROWS_IN_EVENT),
+      sizeBytes: file.sizeBytes,
+      sha256: file.sha256,
+      pulledAt: file.pulledAt.toISOString(),
+    },
+  };
+}
+
+/** The message of a `settlement.line`, keyed by the row's payment (else by its file). */
 export function settlementLineMessage(
   topic: string,
   file: { readonly fileId: string; readonly organizationId: string },
@@ -83,64 +117,18 @@ export function settlementLineMessage(
   orderId: string | null,
   now: Date = new Date(),
 ): OutboundMessage {
-  const money = (minor: number): string => formatMinorUnits(minor, line.currency);
-  return envelope(
+  return eventMessage(
     topic,
     line.paymentId ?? file.fileId,
-    'settlement.line',
-    {
-      organizationId: file.organizationId,
-      orderId,
-      paymentId: line.paymentId,
-      data: {
-        fileId: file.fileId,
-        lineNumber,
-        settlementId: line.settlementId,
-        settlementDate: line.settlementDate,
-        paymentNumber: line.paymentNumber,
-        installmentId: line.installmentId,
-        internalRef: line.internalRef,
-        orderNumber: line.orderNumber,
-        transactionType: line.transactionType,
-        currency: line.currency,
-        grossAmount: money(line.grossMinor),
-        feeAmount: money(line.feeMinor),
-        netAmount: money(line.netMinor),
-        bookedAt: line.bookedAt,
-      },
-    },
-    now,
+    stampEvent(settlementLineEvent(file, lineNumber, line, orderId), now),
   );
 }
 
+/** The message of a `settlement.file_available`, keyed by the organization. */
 export function settlementFileMessage(
   topic: string,
   file: StoredSettlementFile,
   now: Date = new Date(),
 ): OutboundMessage {
-  return envelope(
-    topic,
-    file.organizationId,
-    'settlement.file_available',
-    {
-      organizationId: file.organizationId,
-      orderId: null,
-      paymentId: null,
-      data: {
-        fileId: file.fileId,
-        dateFrom: file.dateFrom,
-        dateTo: file.dateTo,
-        format: file.format,
-        version: file.version,
-        replacesFileId: file.previousFileId,
-        rows: file.rows,
-        badRows: file.badRows,
-        badRowSamples: file.firstBadRows.slice(0, BAD_ROWS_IN_EVENT),
-        sizeBytes: file.sizeBytes,
-        sha256: file.sha256,
-        pulledAt: file.pulledAt.toISOString(),
-      },
-    },
-    now,
-  );
+  return eventMessage(topic, file.organizationId, stampEvent(settlementFileEvent(file), now));
 }

@@ -4,14 +4,14 @@
  *
  *   SettlementsModule.forRoot({ imports: [outbox], options: { topic, cron, timeZone, formats } })
  *
- * Needs (global): DataSource (DatabaseModule), APP_LOGGER, PAYFLOW_API. From `imports`,
- * optionally OutboxRelay (woken after a run stored files).
+ * Needs (global): DataSource (DatabaseModule), APP_CONFIG, APP_LOGGER, PAYFLOW_API. From
+ * `imports`, optionally OutboxRelay (woken after a run stored files).
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Database } from '../database/database.js';
+import { OutboxWriterModule } from '../events/outbox-writer.module.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
 import {
   NightlySettlementsCron,
   SETTLEMENT_EVENTS_COMMITTED,
@@ -30,7 +30,7 @@ export class SettlementsModule {
   static forRoot(settings: SettlementsModuleOptions): DynamicModule {
     return {
       module: SettlementsModule,
-      imports: [ScheduleModule.forRoot(), ...(settings.imports ?? [])],
+      imports: [ScheduleModule.forRoot(), OutboxWriterModule, ...(settings.imports ?? [])],
       providers: [
         { provide: SETTLEMENTS_OPTIONS, useValue: settings.options },
         {
@@ -39,7 +39,6 @@ export class SettlementsModule {
           useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
         },
         Database,
-        OutboxRepository,
         SettlementRepository,
         PullSettlementHandler,
         NightlySettlementsRunner,

@@ -2,7 +2,7 @@ import { Inject } from '@nestjs/common';
 import { Command } from 'nest-commander';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { PaymentStatusSync } from '../../payments/status-sync/payment-status-sync.js';
@@ -59,8 +59,7 @@ export class ReconcileCommand extends CliCommand {
     try {
       const sync = new PaymentStatusSync(
         database,
-        { statusTopic: this.config.TOPIC_PAYMENT_STATUS },
-        new OutboxRepository(),
+        OutboxWriter.forTopics(outboundTopicsFromConfig(this.config)),
         client,
       );
       const poller = new ReconciliationPoller(database, sync, { autoStart: false }, this.logger);

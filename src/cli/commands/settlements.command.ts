@@ -14,7 +14,7 @@ import { Command, Option, SubCommand } from 'nest-commander';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
@@ -122,7 +122,7 @@ export class SettlementsPullCommand extends CliCommand {
     const payflowConfig = loadCliPayflowConfig(this.config);
     const database = await this.resources.database();
     const client = new PayflowClient(payflowClientOptionsFromConfig(payflowConfig), this.logger);
-    const outbox = new OutboxRepository();
+    const outbox = OutboxWriter.forTopics(outboundTopicsFromConfig(this.config));
     const topic = this.config.TOPIC_SETTLEMENTS;
     try {
       const handler = new PullSettlementHandler(
@@ -130,7 +130,6 @@ export class SettlementsPullCommand extends CliCommand {
         new SettlementRepository(),
         outbox,
         client,
-        { topic },
         this.logger,
       );
       const organizations =

@@ -31,10 +31,10 @@ import {
   InDoubtError,
   MappingFailedError,
 } from '../../dead-letters/dead-letter.errors.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { OutboxWriter } from '../../events/outbox-writer.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
 import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
-import { statusEventMessage, type StatusEvent } from '../../payments/payment-status-events.js';
+import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
@@ -357,7 +357,7 @@ export class OrderCommandEngine {
 
   constructor(
     private readonly batcher: TransactionBatcher,
-    private readonly outbox: OutboxRepository,
+    private readonly outbox: OutboxWriter,
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
@@ -403,17 +403,11 @@ export class OrderCommandEngine {
   }
 
   /**
-   * Adds status events to the outbox in the caller's (batched) transaction: the events of
-   * every unit of the batch are inserted together at its end.
+   * Adds status events to the outbox in the caller's (batched) transaction, each checked
+   * against its schema: the events of every unit of the batch are inserted together at its end.
    */
   emit(tx: BatchSql, events: readonly StatusEvent[]): void {
-    if (events.length === 0) return;
-    const now = new Date();
-    tx.defer(
-      this.outbox,
-      events.map((event) => statusEventMessage(this.options.statusTopic, event, now)),
-      (sql, messages) => this.outbox.add(sql, messages),
-    );
+    this.outbox.defer(tx, events);
   }
 
   /**

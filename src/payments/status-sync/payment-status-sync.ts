@@ -11,10 +11,10 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database, type Sql } from '../../database/database.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
-import { statusEventMessage, type StatusEvent } from '../payment-status-events.js';
+import type { StatusEvent } from '../payment-status-events.js';
 import {
   computeStatusChanges,
   type StatusChanges,
@@ -22,13 +22,6 @@ import {
   type StoredPayment,
   type SyncSource,
 } from './status-changes.js';
-
-export const STATUS_SYNC_OPTIONS = Symbol('STATUS_SYNC_OPTIONS');
-
-export interface StatusSyncOptions {
-  /** TOPIC_PAYMENT_STATUS */
-  readonly statusTopic: string;
-}
 
 /** What the sync needs to call Payflow for a payment. */
 export interface SyncTarget {
@@ -80,8 +73,7 @@ interface PaymentRow {
 export class PaymentStatusSync {
   constructor(
     @Inject(Database) private readonly database: Database,
-    @Inject(STATUS_SYNC_OPTIONS) private readonly options: StatusSyncOptions,
-    @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
+    @Inject(OutboxWriter) private readonly outbox: OutboxWriter,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
   ) {}
 
@@ -193,11 +185,6 @@ export class PaymentStatusSync {
   }
 
   private async emit(tx: Sql, events: readonly StatusEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const now = new Date();
-    await this.outbox.add(
-      tx,
-      events.map((event) => statusEventMessage(this.options.statusTopic, event, now)),
-    );
+    await this.outbox.append(tx, events);
   }
 }

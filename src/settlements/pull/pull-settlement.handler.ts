@@ -19,20 +19,19 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { Database, type Sql } from '../../database/database.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { SettlementCsvReader, type ReaderEvent } from '../csv/settlement-csv.reader.js';
 import { SettlementPullError } from '../settlement.errors.js';
 import {
   BAD_ROWS_IN_EVENT,
-  settlementFileMessage,
-  settlementLineMessage,
+  settlementFileEvent,
+  settlementLineEvent,
   type BadRow,
   type StoredSettlementFile,
 } from '../settlement-events.js';
 import { SettlementRepository, type SettlementFileRow } from '../settlement.repository.js';
-import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
 import type {
   PullOutcome,
   PullProgress,
@@ -67,9 +66,8 @@ export class PullSettlementHandler {
   constructor(
     @Inject(Database) private readonly database: Database,
     @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
-    @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
+    @Inject(OutboxWriter) private readonly outbox: OutboxWriter,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
-    @Inject(SETTLEMENTS_OPTIONS) private readonly options: Pick<SettlementsOptions, 'topic'>,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
   ) {}
 
@@ -177,7 +175,7 @@ export class PullSettlementHandler {
     };
     const pulledAt = await this.settlements.insertFile(tx, row);
     const file = storedFile({ ...row, pulledAt }, stats.firstBadRows);
-    await this.outbox.add(tx, [settlementFileMessage(this.options.topic, file)]);
+    await this.outbox.append(tx, [settlementFileEvent(file)]);
     await this.settlements.markPulled(tx, command, fileId, command.trigger);
     return { outcome: latest === null ? 'stored' : 'changed', file, linkedRows: stats.linkedRows };
   }
@@ -204,20 +202,13 @@ export class PullSettlementHandler {
       ];
       const orders = await this.settlements.ordersOfPayments(tx, paymentIds);
       const now = new Date();
-      const messages = batch.map((event) => {
+      const events = batch.map((event) => {
         const orderId =
           event.line.paymentId === null ? null : (orders.get(event.line.paymentId) ?? null);
         if (orderId !== null) linkedRows += 1;
-        return settlementLineMessage(
-          this.options.topic,
-          file,
-          event.lineNumber,
-          event.line,
-          orderId,
-          now,
-        );
+        return settlementLineEvent(file, event.lineNumber, event.line, orderId);
       });
-      await this.outbox.add(tx, messages);
+      await this.outbox.append(tx, events, now);
     };
 
     const consuming = (async () => {

@@ -1,0 +1,49 @@
+/**
+ * The one shape of every envelope event payflow-bridge publishes (payment status and
+ * settlement topics): a UTF-8 JSON value `{ eventId, type, occurredAt, organizationId,
+ * orderId, paymentId, data }` with the headers `content-type: application/json` and
+ * `x-event-type: <type>`. Building only; OutboxWriter checks an event against its schema.
+ */
+import { randomUUID } from 'node:crypto';
+import type { OutboundMessage } from '../messaging/messaging.ports.js';
+
+/** An event before it gets its id and time. */
+export interface UnstampedEvent<T extends string = string> {
+  readonly type: T;
+  readonly organizationId: string | null;
+  readonly orderId: string | null;
+  /** Payflow's payment id, or null when there is none. */
+  readonly paymentId: string | null;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+export interface EventEnvelope<T extends string = string> extends UnstampedEvent<T> {
+  readonly eventId: string;
+  readonly occurredAt: string;
+}
+
+/** The event with a fresh id and `now` as its time, fields in their wire order. */
+export function stampEvent<T extends string>(
+  event: UnstampedEvent<T>,
+  now: Date = new Date(),
+): EventEnvelope<T> {
+  return {
+    eventId: randomUUID(),
+    type: event.type,
+    occurredAt: now.toISOString(),
+    organizationId: event.organizationId,
+    orderId: event.orderId,
+    paymentId: event.paymentId,
+    data: event.data,
+  };
+}
+
+/** The Kafka message of an envelope. */
+export function eventMessage(topic: string, key: string, envelope: EventEnvelope): OutboundMessage {
+  return {
+    topic,
+    key,
+    value: JSON.stringify(envelope),
+    headers: { 'content-type': 'application/json', 'x-event-type': envelope.type },
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The events of the payment status topic (CONTRACT §3), one schema each, describing exactly
+ * what the handlers, the status sync and the webhook processor write today. Every command
+ * outcome carries `sourceEventId`, the ERP event it answers.
+ */
+import { z } from 'zod';
+import {
+  amountSchema,
+  currencySchema,
+  isoDateSchema,
+  normalizedStatusSchema,
+  paymentlessStatusEventSchema,
+  previousProviderStatusSchema,
+  providerStatusSchema,
+  sourceEventIdSchema,
+  statusEventSchema,
+} from './event-envelope.schema.js';
+
+const installmentRefSchema = z.string().describe("the ERP's reference of the installment");
+const installmentIdSchema = z.string().describe("Payflow's id of the installment");
+const documentRefSchema = z.string().describe("the ERP's reference of the document");
+const documentIdSchema = z.string().describe("Payflow's id of the document");
+
+export const paymentCreatedSchema = statusEventSchema(
+  'payment.created',
+  'Payflow created the payment an order.payment_requested asked for.',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema.nullable(),
+    paymentLink: z.string().nullable().describe("Payflow's _links.longGui, when known"),
+    currency: currencySchema,
+    totalGrossAmount: amountSchema,
+    totalNetAmount: amountSchema,
+    vatAmount: amountSchema,
+    paymentMethodId: z.string().nullable(),
+    installments: z.array(
+      z.strictObject({
+        installmentRef: installmentRefSchema,
+        installmentId: installmentIdSchema.nullable(),
+        date: isoDateSchema,
+        amount: amountSchema,
+        currency: currencySchema,
+        status: providerStatusSchema.nullable(),
+      }),
+    ),
+  }),
+);
+
+export const paymentCreationFailedSchema = paymentlessStatusEventSchema(
+  'payment.creation_failed',
+  'The payment an order.payment_requested asked for was not created, or may not have been (in_doubt).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    reason: z.enum(['mapping_failed', 'rejected_by_payflow', 'in_doubt']),
+    code: z.string().describe('stable error code, e.g. PAYFLOW.VALIDATION'),
+    message: z.string(),
+    validation: z
+      .array(
+        z.strictObject({
+          loc: z.array(z.union([z.string(), z.number()])),
+          msg: z.string(),
+          type: z.string(),
+        }),
+      )
+      .describe("Payflow's 422 detail[], empty otherwise"),
+  }),
+);
+
+export const paymentStatusChangedSchema = statusEventSchema(
+  'payment.status_changed',
+  "The payment's status at Payflow changed (learnt from a webhook or a poll).",
+  z.strictObject({
+    providerStatus: providerStatusSchema,
+    previousProviderStatus: previousProviderStatusSchema,
+    status: normalizedStatusSchema,
+    source: z.enum(['webhook', 'poll']),
+  }),
+);
+
+export const installmentStatusChangedSchema = statusEventSchema(
+  'installment.status_changed',
+  "An installment's status at Payflow changed.",
+  z.strictObject({
+    installmentId: installmentIdSchema,
+    installmentRef: installmentRefSchema.nullable(),
+    providerStatus: providerStatusSchema,
+    previousProviderStatus: previousProviderStatusSchema,
+  }),
+);
+
+export const paymentTerminalFailedSchema = statusEventSchema(
+  'payment.terminal_failed',
+  'Payflow reported a failure at a payment terminal (terminal-failure webhook).',
+  z.strictObject({
+    providerStatus: providerStatusSchema,
+    terminalId: z.string().optional().describe('when Payflow said'),
+    reason: z.string().optional().describe('when Payflow said'),
+    source: z.literal('webhook'),
+  }),
+);
+
+export const paymentCancelledSchema = statusEventSchema(
+  'payment.cancelled',
+  'The payment was cancelled (order.cancelled).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    reason: z.string().nullable(),
+    providerStatus: providerStatusSchema,
+    previousProviderStatus: previousProviderStatusSchema,
+    status: normalizedStatusSchema,
+  }),
+);
+
+export const paymentRefundedSchema = statusEventSchema(
+  'payment.refunded',
+  'Payflow refunded (part of) the payment (order.refund_requested).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    refundId: z.string().describe("the ERP's refundId"),
+    payflowRefundId: z.string(),
+    refundType: z.string(),
+    currency: currencySchema,
+    amountGross: amountSchema,
+    amountNet: amountSchema,
+    remainingAmount: amountSchema.nullable(),
+  }),
+);
+
+export const paymentMarkedPaidSchema = statusEventSchema(
+  'payment.marked_paid',
+  'The payment was marked paid by hand (order.marked_paid).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    note: z.string().nullable(),
+    providerStatus: providerStatusSchema,
+    previousProviderStatus: previousProviderStatusSchema,
+    status: normalizedStatusSchema,
+  }),
+);
+
+export const paymentResentSchema = statusEventSchema(
+  'payment.resent',
+  'The payment was sent again to a payment method (order.payment_resend_requested).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    paymentMethodId: z.string(),
+    terminalId: z.string().nullable(),
+    invoiceType: z.string().nullable(),
+    status: z.string().describe("Payflow's answer"),
+  }),
+);
+
+export const documentAttachedSchema = statusEventSchema(
+  'document.attached',
+  'A document was uploaded to the payment (order.document_attached).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    documentRef: documentRefSchema,
+    documentId: documentIdSchema,
+    fileName: z.string(),
+    contentType: z.string(),
+    size: z.number().describe('bytes'),
+  }),
+);
+
+export const documentRemovedSchema = statusEventSchema(
+  'document.removed',
+  'A document was deleted from the payment (order.document_removed).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    documentRef: documentRefSchema,
+    documentId: documentIdSchema,
+  }),
+);
+
+export const installmentAddedSchema = statusEventSchema(
+  'installment.added',
+  'An installment was added to the payment (order.installment_added).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    installmentRef: installmentRefSchema,
+    installmentId: installmentIdSchema,
+    date: z.string().describe('as Payflow answered'),
+    amount: amountSchema,
+    currency: currencySchema,
+    type: z.string().describe("Payflow's installment type"),
+    status: providerStatusSchema,
+  }),
+);
+
+export const installmentChangedSchema = statusEventSchema(
+  'installment.changed',
+  'An installment was changed (order.installment_changed).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    installmentRef: installmentRefSchema,
+    installmentId: installmentIdSchema,
+    date: z.string().describe('as Payflow answered'),
+    previousDate: isoDateSchema,
+    amount: amountSchema,
+    previousAmount: amountSchema,
+    currency: currencySchema,
+    status: providerStatusSchema,
+  }),
+);
+
+export const installmentRemovedSchema = statusEventSchema(
+  'installment.removed',
+  'An installment was removed (order.installment_removed).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    installmentRef: installmentRefSchema,
+    installmentId: installmentIdSchema,
+    date: isoDateSchema,
+    amount: amountSchema,
+    currency: currencySchema,
+    status: providerStatusSchema,
+  }),
+);
+
+export const receiptPrintedSchema = statusEventSchema(
+  'receipt.printed',
+  'A receipt was printed on a payment terminal (order.terminal_receipt_requested).',
+  z.strictObject({
+    sourceEventId: sourceEventIdSchema,
+    terminalId: z.string(),
+    status: z.string().describe("Payflow's answer"),
+  }),
+);
