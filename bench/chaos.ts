@@ -476,6 +476,9 @@ function summarize(report: InvariantReport): Record<string, unknown> {
       creations: report.inDoubt.creations.length,
       ended,
       neverLeftProcess: report.inDoubt.neverLeftProcess,
+      neverLeftSample: report.inDoubt.creations
+        .filter((creation) => creation.leftProcess === false)
+        .slice(0, 30),
       otherCommands: report.inDoubt.otherCommands,
       startedLeft: report.inDoubt.startedLeft,
       sample: report.inDoubt.creations.slice(0, 10),

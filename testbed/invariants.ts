@@ -42,6 +42,9 @@ export interface InDoubtCreation {
   /** resolved: created after all (a webhook named it); the others are still in doubt. */
   readonly ended: 'resolved' | 'in_doubt_exists_at_payflow' | 'in_doubt_not_at_payflow';
   readonly leftProcess: boolean | null;
+  /** The attempt's error code (how it came to be in doubt) and when it was marked sent. */
+  readonly errorCode: string | null;
+  readonly sentAt: string | null;
 }
 
 export interface InvariantReport {
@@ -159,6 +162,8 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     state: string;
     payment_state: string | null;
     token: string | null;
+    error_code: string | null;
+    sent_at: string | null;
   }[];
   let outbox: { id: string; key: string | null; value: string; published: boolean }[];
   try {
@@ -188,9 +193,11 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
         state: string;
         payment_state: string | null;
         token: string | null;
+        error_code: string | null;
+        sent_at: string | null;
       }>(
         `SELECT a.event_id::text, a.order_id, a.command, a.state, p.state AS payment_state,
-                p.webhook_token AS token
+                p.webhook_token AS token, a.error_code, a.sent_at::text
            FROM command_attempts a LEFT JOIN payments p ON p.id = a.payment_id
           WHERE a.state IN ('in_doubt', 'resolved', 'started') OR p.state = 'in_doubt'`,
       )
@@ -431,7 +438,14 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
           : 'in_doubt_not_at_payflow';
     const leftProcess =
       input.sentPaymentTokens === undefined ? null : input.sentPaymentTokens.has(attempt.token);
-    creations.push({ orderId: attempt.order_id, eventId: attempt.event_id, ended, leftProcess });
+    creations.push({
+      orderId: attempt.order_id,
+      eventId: attempt.event_id,
+      ended,
+      leftProcess,
+      errorCode: attempt.error_code,
+      sentAt: attempt.sent_at,
+    });
   }
   const neverLeftProcess = creations.filter((creation) => creation.leftProcess === false).length;
   if (neverLeftProcess > 0) {

@@ -1080,7 +1080,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       const bytes = typeof call.body === 'string' ? Buffer.from(call.body, 'utf8') : call.body;
       headers['content-length'] = String(bytes.length);
       gate.state = 'waiting';
-      body = Readable.from(gatedBody(bytes, hook, gate), { objectMode: false });
+      body = Readable.from(gatedBody(bytes, hook, gate, signal), { objectMode: false });
     }
 
     const started = performance.now();
@@ -1229,6 +1229,7 @@ async function* gatedBody(
   bytes: Buffer,
   hook: () => Promise<void>,
   gate: BodyGate,
+  signal: AbortSignal,
 ): AsyncGenerator<Buffer> {
   try {
     await hook();
@@ -1237,6 +1238,9 @@ async function* gatedBody(
     gate.failure = error ?? new Error('send hook failed');
     throw gate.failure;
   }
+  // Aborted (deadline, caller) while the hook ran: undici has already given the request up,
+  // and nothing may be written. Checked right before the chunk goes out, with no wait between.
+  if (signal.aborted) return;
   gate.state = 'passed';
   yield bytes;
 }

@@ -382,6 +382,27 @@ describe('the send hook ("about to leave")', () => {
     }
   });
 
+  it('a caller abort during the hook, even one that lets the hook finish: reached no, nothing written', async () => {
+    const counting = await countingServer();
+    try {
+      const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
+      const caller = new AbortController();
+      const signal = withPayflowSendHook(caller.signal, () => {
+        caller.abort();
+        return Promise.resolve();
+      });
+      const error = await failure(client.refund(refundInput, { signal }));
+      expect({ code: error.code, reached: error.reached }).toEqual({
+        code: 'PAYFLOW.ABORTED',
+        reached: 'no',
+      });
+      await sleep(100);
+      expect(counting.bytes()).toBe(0);
+    } finally {
+      counting.server.close();
+    }
+  });
+
   it('a failing hook sends nothing: ABORTED, reached no, not a byte written', async () => {
     const counting = await countingServer();
     try {
