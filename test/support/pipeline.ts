@@ -9,6 +9,7 @@ import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import type { WorkerOverrides } from '../../src/app.module.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
+import { outboundViolations } from '../../src/events/outbound-check.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
@@ -31,9 +32,16 @@ export interface ConsumedMessage {
   readonly headers: Record<string, string>;
 }
 
-/** Reads a topic from the beginning into memory. */
+/**
+ * Reads a topic from the beginning into memory. Every message it reads is checked against
+ * the contracts (src/events: the schema of its event type, its headers and key, or the
+ * dead-letter headers): `messages`, `json` and `waitFor` throw, failing the test, once one
+ * of them broke its contract.
+ */
 export class TopicReader {
-  readonly messages: ConsumedMessage[] = [];
+  private readonly received: ConsumedMessage[] = [];
+  /** How the messages read so far break their contracts. */
+  readonly contractViolations: string[] = [];
 
   private constructor(private readonly consumer: Consumer) {}
 
@@ -55,23 +63,41 @@ export class TopicReader {
           if (value !== undefined)
             headers[name] = Array.isArray(value) ? String(value[0]) : String(value);
         }
-        reader.messages.push({
+        const consumed: ConsumedMessage = {
           topic: from,
           partition,
           offset: message.offset,
           key: message.key?.toString('utf8') ?? null,
           value: message.value?.toString('utf8') ?? '',
           headers,
-        });
+        };
+        for (const problem of outboundViolations(consumed)) {
+          reader.contractViolations.push(`${from}/${partition}/${message.offset}: ${problem}`);
+        }
+        reader.received.push(consumed);
         await Promise.resolve();
       },
     });
     return reader;
   }
 
+  /** The messages read so far. */
+  get messages(): ConsumedMessage[] {
+    this.assertContracts();
+    return this.received;
+  }
+
   /** Parsed JSON values. */
   json<T = Record<string, unknown>>(): T[] {
     return this.messages.map((message) => JSON.parse(message.value) as T);
+  }
+
+  /** Throws when a message read so far broke its contract. */
+  assertContracts(): void {
+    if (this.contractViolations.length === 0) return;
+    throw new Error(
+      `published events break their contracts (src/events):\n${this.contractViolations.join('\n')}`,
+    );
   }
 
   async waitFor(
@@ -81,7 +107,7 @@ export class TopicReader {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.messages)) {
       if (Date.now() > deadline) {
-        throw new Error(`timed out after ${timeoutMs} ms; have ${this.messages.length} messages`);
+        throw new Error(`timed out after ${timeoutMs} ms; have ${this.received.length} messages`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
