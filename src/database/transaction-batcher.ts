@@ -163,6 +163,32 @@ export class TransactionBatcher {
   }
 
   /**
+   * One statement in a transaction of its own (autocommit), on a pool connection, outside
+   * any batch: for a write whose caller must act the moment it is committed, which a batch
+   * would hold until its last unit is done, and whose many callers would then all act at
+   * once (the send hook's `sent_at`: each request leaves right after its own commit).
+   */
+  async runAlone<R extends pg.QueryResultRow>(
+    text: string,
+    values: readonly unknown[],
+  ): Promise<R[]> {
+    if (this.closed) {
+      throw new TransactionBatcherClosedError('the transaction batcher is closed');
+    }
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      const result = await client.query<R>(text, [...values]);
+      return result.rows;
+    } catch (error) {
+      if (error instanceof Error && isConnectionError(error)) broken = error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
    * Like `run`, for work that many callers can share in one statement: the items given
    * with the same `key` while the unit waits to run are handled by ONE unit, `work(tx,
    * items)`, which returns one result per item, in order (at most `maxGroupSize` items per

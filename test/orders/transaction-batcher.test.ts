@@ -110,4 +110,27 @@ describe('TransactionBatcher on Postgres', () => {
     expect(await ids('batch_items')).toEqual([11]);
     await batcher.close();
   });
+
+  it('runAlone commits one statement on its own, each caller answered at its own commit', async () => {
+    await pool.query(`TRUNCATE batch_items`);
+    const batcher = new TransactionBatcher(pool);
+    const rows = await Promise.all(
+      [21, 22, 23].map((id) =>
+        batcher.runAlone<{ id: number; txid: string }>(
+          `INSERT INTO batch_items (id) VALUES ($1) RETURNING id, txid_current()::text AS txid`,
+          [id],
+        ),
+      ),
+    );
+    expect(rows.map(([row]) => row?.id)).toEqual([21, 22, 23]);
+    // Three transactions, not one batch.
+    expect(new Set(rows.map(([row]) => row?.txid)).size).toBe(3);
+    await expect(
+      batcher.runAlone(`INSERT INTO batch_items (id) VALUES ($1)`, [21]),
+    ).rejects.toThrow(/duplicate key/);
+    expect(await ids('batch_items')).toEqual([21, 22, 23]);
+    await batcher.close();
+    await expect(batcher.runAlone('SELECT 1', [])).rejects.toThrow(/closed/);
+    await pool.query(`TRUNCATE batch_items`);
+  });
 });
