@@ -168,16 +168,25 @@ function groupByTopic(
   return [...byTopic].map(([topic, list]) => ({ topic, partitions: list }));
 }
 
-/** Header values as text; a repeated header keeps its last value. */
+/**
+ * Header values as text; a repeated header keeps its last value. NUL (U+0000) in a name or
+ * value becomes U+FFFD, as an undecodable byte does: the headers are stored as jsonb with a
+ * dead letter, and jsonb cannot hold NUL (the dead letter could never be written).
+ */
 function headersOf(headers: IHeaders | undefined): Record<string, string> {
   const result: Record<string, string> = {};
   if (headers === undefined) return result;
   for (const [name, raw] of Object.entries(headers)) {
     const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
     if (value === undefined) continue;
-    result[name] = typeof value === 'string' ? value : value.toString('utf8');
+    const text = typeof value === 'string' ? value : value.toString('utf8');
+    result[withoutNul(name)] = withoutNul(text);
   }
   return result;
+}
+
+function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\ufffd') : text;
 }
 
 export function toInboundMessage(
