@@ -276,6 +276,8 @@ export function parseOrderEnvelope(
   if (!result.success)
     throw new InvalidEventError(`invalid envelope: ${summarizeIssues(result.error)}`);
   const envelope = result.data;
+  const nul = pathOfNul({ ...envelope, data: null }, []);
+  if (nul !== undefined) throw new InvalidEventError(`invalid envelope: ${nul}: ${NUL_MESSAGE}`);
   if (!isOrderEventType(envelope.type)) {
     throw new InvalidEventError(`unknown event type "${envelope.type.slice(0, 100)}"`, {
       metadata: { eventId: envelope.eventId },
@@ -307,6 +309,12 @@ export function parseOrderEvent<T extends OrderEventType>(
       },
     );
   }
+  const nul = pathOfNul(result.data, ['data']);
+  if (nul !== undefined) {
+    throw new InvalidEventError(`invalid ${envelope.type}: ${nul}: ${NUL_MESSAGE}`, {
+      metadata: { eventId: envelope.eventId },
+    });
+  }
   return {
     eventId: envelope.eventId,
     type: envelope.type,
@@ -315,4 +323,24 @@ export function parseOrderEvent<T extends OrderEventType>(
     orderId: envelope.orderId,
     data: result.data as OrderEventData<T>,
   };
+}
+
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/**
+ * The path of the first string holding NUL (U+0000), which Postgres text cannot store: an
+ * event with one would fail at its first write and be retried as an unknown error until
+ * its budget ends, instead of being refused. Iterative (nesting depth is the sender's).
+ */
+function pathOfNul(value: unknown, at: readonly string[]): string | undefined {
+  const pending: [unknown, readonly string[]][] = [[value, at]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [node, path] = next;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return path.join('.');
+    } else if (node !== null && typeof node === 'object') {
+      for (const [name, child] of Object.entries(node)) pending.push([child, [...path, name]]);
+    }
+  }
+  return undefined;
 }
