@@ -217,7 +217,16 @@ export const envelopeSchema = z.object({
   eventId: z.string().uuid({ message: 'must be a UUID' }),
   type: z.string().min(1),
   occurredAt: z.string().datetime({ offset: true, message: 'must be an ISO 8601 date-time' }),
-  organizationId: z.string().min(1).max(100).nullish(),
+  // Sent as the X-Organization-Id header: HTTP carries no control characters, nothing
+  // beyond Latin-1 reliably, and drops surrounding spaces (another organization's id).
+  organizationId: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/, {
+      message: 'must be printable ASCII without surrounding spaces (it is a header value)',
+    })
+    .nullish(),
   orderId: z.string().trim().min(1).max(200),
   data: z.record(z.string(), z.unknown()),
 });
