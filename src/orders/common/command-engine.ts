@@ -653,14 +653,13 @@ export class OrderCommandEngine {
 
   /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
   private async markSent(attemptId: string): Promise<void> {
-    const marked = await this.batcher.run(async (tx) => {
-      const rows = await tx.query<{ id: string }>(MARK_SENT_SQL, [
-        attemptId,
-        this.options.workerId,
-      ]);
-      return rows.length > 0;
-    });
-    if (!marked) {
+    // Alone, not batched: the request leaves right after its own commit, not in a burst
+    // with every other call of a batch (a crash in that burst left the rest unsent).
+    const rows = await this.batcher.runAlone<{ id: string }>(MARK_SENT_SQL, [
+      attemptId,
+      this.options.workerId,
+    ]);
+    if (rows.length === 0) {
       throw new AttemptNotOwnedError(
         `attempt ${attemptId} is no longer this worker's (its lease ran out); the call is not sent`,
         { metadata: { attemptId } },
