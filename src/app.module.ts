@@ -14,6 +14,7 @@ import { ConfigModule } from './config/config.module.js';
 import { LoggerModule } from './common/logger.module.js';
 import type { AppLogger } from './common/logger.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ENTITIES } from './entities.js';
 import { TransactionBatcher } from './database/transaction-batcher.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -91,7 +92,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
-        DatabaseModule,
+        DatabaseModule.forRoot(ENTITIES),
         MetricsModule,
         HealthModule,
         PayflowModule.forRootAsync({

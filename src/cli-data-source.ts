@@ -1,5 +1,10 @@
 /** What the TypeORM CLI loads for `npm run migration:generate` and `migration:revert`. */
-import { loadDatabaseConfig } from '../config/app-config.js';
-import { createDataSource } from './data-source.js';
+import { loadDatabaseConfig } from './config/app-config.js';
+import { createDataSource } from './database/data-source.js';
+import { ENTITIES } from './entities.js';
 
-export default createDataSource({ url: loadDatabaseConfig(process.env).DATABASE_URL, poolSize: 1 });
+export default createDataSource({
+  url: loadDatabaseConfig(process.env).DATABASE_URL,
+  poolSize: 1,
+  entities: ENTITIES,
+});

@@ -3,11 +3,11 @@
  * neither Postgres nor Kafka) and closed when the command ends.
  */
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { createDataSource } from '../database/data-source.js';
 import { Database } from '../database/database.js';
+import { ENTITIES } from '../entities.js';
 import type { MessageProducer } from '../messaging/messaging.ports.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';
@@ -31,7 +31,7 @@ export class CliConnectionError extends Error {
 
 @Injectable()
 export class CliResources implements OnApplicationShutdown {
-  private dataSource: DataSource | null = null;
+  private dataSource: ReturnType<typeof createDataSource> | null = null;
   private db: Promise<Database> | null = null;
   private messageProducer: MessageProducer | null = null;
   private connected: Promise<MessageProducer> | null = null;
@@ -48,6 +48,7 @@ export class CliResources implements OnApplicationShutdown {
         url: this.config.DATABASE_URL,
         poolSize: Math.min(this.config.DB_POOL_SIZE, 4),
         applicationName: 'payflow-bridge-cli',
+        entities: ENTITIES,
       });
       this.dataSource = dataSource;
       try {

@@ -2,21 +2,25 @@
  * The TypeORM data source. Schema changes only ever come from the migrations in
  * migrations/ (never `synchronize`).
  */
-import { DataSource, MigrationExecutor } from 'typeorm';
+import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
-import { ENTITIES } from './entities.js';
 
 export interface DatabaseOptions {
   url: string;
   poolSize?: number;
   applicationName?: string;
+  /**
+   * The tables' entities (src/entities.ts). Only the schema builder (migration:generate)
+   * reads them: the code writes plain SQL, so a data source for that alone may omit them.
+   */
+  entities?: DataSourceOptions['entities'];
 }
 
 export function createDataSource(options: DatabaseOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: options.url,
-    entities: ENTITIES,
+    entities: options.entities ?? [],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',

@@ -7,6 +7,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 
+/** A connection checked out of the pool, for code that must hold one (session locks, LISTEN). */
+export type PoolClient = pg.PoolClient;
+/** What a LISTENing connection receives on NOTIFY. */
+export type Notification = pg.Notification;
+
 /** Something that runs SQL: the pool (autocommit) or a transaction's client. */
 export interface Sql {
   /** Rows of a SELECT or a … RETURNING. */

@@ -3,9 +3,9 @@
  * value, the original headers, and the x-dlq-* headers. Pure functions for the sink
  * implementation (which publishes through the outbox) and for `dlq replay`.
  */
-import type { DeadLetter } from '../dead-letters/dead-letter.sink.js';
-import { oneLine } from './failure-policy.js';
-import type { OutboundMessage } from './messaging.ports.js';
+import { oneLine } from '../common/one-line.js';
+import type { OutboundMessage } from '../messaging/messaging.ports.js';
+import type { DeadLetter } from './dead-letter.sink.js';
 
 export const DLQ_HEADER = {
   reason: 'x-dlq-reason',

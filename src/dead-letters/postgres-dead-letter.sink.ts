@@ -7,7 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
 import { DEAD_LETTER, OutboxWriter } from '../events/outbox-writer.js';
-import { buildDeadLetterHeaders } from '../messaging/dead-letter-headers.js';
+import { buildDeadLetterHeaders } from './dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import type { DeadLetter, DeadLetterOutcome, DeadLetterSink } from './dead-letter.sink.js';
 

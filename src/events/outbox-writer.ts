@@ -18,7 +18,7 @@ import type { AppConfig } from '../config/app-config.js';
 import type { Sql } from '../database/database.js';
 import type { BatchSql } from '../database/transaction-batcher.js';
 import type { DeadLetter } from '../dead-letters/dead-letter.sink.js';
-import { buildDeadLetterMessage, deadLetterTopicFor } from '../messaging/dead-letter-headers.js';
+import { buildDeadLetterMessage, deadLetterTopicFor } from '../dead-letters/dead-letter-headers.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { summarizeIssues } from '../orders/order-event.schema.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';

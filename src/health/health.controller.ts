@@ -6,7 +6,7 @@ import {
   HealthIndicatorService,
   type HealthCheckResult,
 } from '@nestjs/terminus';
-import { DataSource } from 'typeorm';
+import { Database } from '../database/database.js';
 import { OrderEventsTransport } from '../messaging/order-events.transport.js';
 
 /**
@@ -19,7 +19,7 @@ export class HealthController {
   constructor(
     @Inject(HealthCheckService) private readonly health: HealthCheckService,
     @Inject(HealthIndicatorService) private readonly indicators: HealthIndicatorService,
-    @Inject(DataSource) private readonly dataSource: DataSource,
+    @Inject(Database) private readonly database: Database,
     @Inject(ModuleRef) private readonly modules: ModuleRef,
   ) {}
 
@@ -59,7 +59,7 @@ export class HealthController {
         this.indicators
           .check('database')
           .attempt(async () => {
-            await this.dataSource.query('SELECT 1');
+            await this.database.sql.query('SELECT 1');
             return {};
           })
           .withTimeout(2000),

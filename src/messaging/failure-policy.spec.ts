@@ -19,7 +19,8 @@ import {
   PayflowValidationError,
   type PayflowErrorInit,
 } from '../payflow/payflow.errors.js';
-import { classifyFailure, decideFailure, describeFailure, oneLine } from './failure-policy.js';
+import { oneLine } from '../common/one-line.js';
+import { classifyFailure, decideFailure, describeFailure } from './failure-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 const init = (status?: number, retryAfterMs?: number): PayflowErrorInit => ({

@@ -13,6 +13,7 @@
  * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
  */
 import { AppError } from '../common/app-error.js';
+import { oneLine } from '../common/one-line.js';
 import { EventRejectedError, type DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
 import { PayflowError } from '../payflow/payflow.errors.js';
 import { nextRetry, type AttemptHistory, type RetryPolicy } from './retry-policy.js';
@@ -88,11 +89,4 @@ export function describeFailure(error: unknown, maxLength = 500): string {
     text = `non-error thrown: ${typeof error}`;
   }
   return oneLine(text, maxLength);
-}
-
-/** Collapses whitespace and control characters into single spaces and bounds the length. */
-export function oneLine(text: string, maxLength = 500): string {
-  // eslint-disable-next-line no-control-regex
-  const flat = text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
-  return flat.length <= maxLength ? flat : `${flat.slice(0, Math.max(0, maxLength - 1))}…`;
 }

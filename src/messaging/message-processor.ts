@@ -17,7 +17,7 @@ import {
 } from '../orders/order-event.schema.js';
 import { decideFailure, describeFailure } from './failure-policy.js';
 import type { InboundMessage } from './messaging.ports.js';
-import { OrderEventContext } from './order-event.context.js';
+import { OrderEventContext } from '../orders/order-event.context.js';
 import { backoffDelayMs, sleepUnlessAborted, type RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 

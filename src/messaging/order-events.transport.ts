@@ -32,7 +32,7 @@ import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delive
 import { describeFailure } from './failure-policy.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor, type ParsedOrderEnvelope } from './message-processor.js';
-import type { OrderEventContext } from './order-event.context.js';
+import type { OrderEventContext } from '../orders/order-event.context.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
 

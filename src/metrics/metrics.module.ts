@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
 import { OUTBOX_RELAY_METRICS } from '../outbox/outbox.relay.js';
 import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
@@ -13,7 +14,19 @@ import { MetricsService } from './metrics.service.js';
     { provide: ORDER_EVENTS_METRICS, useExisting: MetricsService },
     { provide: OUTBOX_RELAY_METRICS, useExisting: MetricsService },
     { provide: SETTLEMENT_METRICS, useExisting: MetricsService },
+    // Features that register their own metrics (the webhook receiver) take the registry.
+    {
+      provide: Registry,
+      inject: [MetricsService],
+      useFactory: (metrics: MetricsService): Registry => metrics.registry,
+    },
   ],
-  exports: [MetricsService, ORDER_EVENTS_METRICS, OUTBOX_RELAY_METRICS, SETTLEMENT_METRICS],
+  exports: [
+    MetricsService,
+    ORDER_EVENTS_METRICS,
+    OUTBOX_RELAY_METRICS,
+    SETTLEMENT_METRICS,
+    Registry,
+  ],
 })
 export class MetricsModule {}

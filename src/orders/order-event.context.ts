@@ -1,5 +1,5 @@
 import { BaseRpcContext } from '@nestjs/microservices';
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging/messaging.ports.js';
 
 /**
  * What an @EventPattern handler gets as `@Ctx()` from the order-events transport: the

@@ -7,7 +7,7 @@
 import { Controller } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { InvalidEventError } from '../dead-letters/dead-letter.errors.js';
-import { OrderEventContext } from '../messaging/order-event.context.js';
+import { OrderEventContext } from './order-event.context.js';
 import { CancelledCommand } from './cancelled/cancelled.command.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
 import { sourceOf, type CommandOutcome } from './common/order-command.js';

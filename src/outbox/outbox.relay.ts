@@ -29,11 +29,10 @@
  * relay LISTENs for on its lock connection.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import type pg from 'pg';
 import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { describeError } from '../common/app-error.js';
-import { Database, sqlOf } from '../database/database.js';
+import { Database, sqlOf, type Notification, type PoolClient } from '../database/database.js';
 import {
   MESSAGE_PRODUCER,
   type MessageProducer,
@@ -146,7 +145,7 @@ export class OutboxRelay implements OutboxFlusher {
   private running = false;
   private loopDone: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
-  private lockClient: pg.PoolClient | null = null;
+  private lockClient: PoolClient | null = null;
   private readonly owned = new Set<number>();
   private readonly failures = new Map<number, number>();
   private readonly retryAt = new Map<number, number>();
@@ -547,10 +546,10 @@ export class OutboxRelay implements OutboxFlusher {
   }
 
   /** The dedicated connection that holds this replica's session locks and LISTENs. */
-  private async lockConnection(): Promise<pg.PoolClient> {
+  private async lockConnection(): Promise<PoolClient> {
     if (this.lockClient) return this.lockClient;
     const client = await this.database.pool.connect();
-    client.on('notification', (message: pg.Notification) => {
+    client.on('notification', (message: Notification) => {
       if (message.channel === OUTBOX_NOTIFY_CHANNEL && this.running) this.wakeup.wake();
     });
     client.on('error', (error: Error) => {

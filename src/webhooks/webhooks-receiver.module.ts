@@ -5,13 +5,14 @@
  * processor drains the inbox. Also prunes processed inbox rows past the retention.
  *
  * Needs from the application: DatabaseModule (global), LoggerModule (global), the fastify
- * adapter. Uses MetricsService's registry when MetricsModule is present.
+ * adapter. Uses the application's prom-client `Registry` when one is provided (MetricsModule
+ * does).
  *
  *   WebhooksReceiverModule.forRoot({ rateLimitPerSecond: 20, rateLimitBurst: 40 })
  */
 import { Module, type DynamicModule } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { WebhookInboxModule } from './inbox/webhook-inbox.module.js';
 import { WebhookInboxPruner } from './inbox/webhook-inbox.pruner.js';
 import { ReceiveWebhookHandler } from './receiver/receive-webhook.handler.js';
@@ -42,9 +43,9 @@ export class WebhooksReceiverModule {
         { provide: WEBHOOK_RECEIVER_OPTIONS, useValue: resolveReceiverOptions(options) },
         {
           provide: WEBHOOK_RECEIVER_METRICS,
-          inject: [{ token: MetricsService, optional: true }],
-          useFactory: (metrics: MetricsService | undefined): WebhookReceiverMetrics =>
-            metrics === undefined ? NO_RECEIVER_METRICS : new PromReceiverMetrics(metrics.registry),
+          inject: [{ token: Registry, optional: true }],
+          useFactory: (registry: Registry | undefined): WebhookReceiverMetrics =>
+            registry === undefined ? NO_RECEIVER_METRICS : new PromReceiverMetrics(registry),
         },
         WebhookTokenDirectory,
         ReceiveWebhookHandler,

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { DataSource } from 'typeorm';
 import { createDataSource } from '../../src/database/data-source.js';
+import { ENTITIES } from '../../src/entities.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 let database: TestDatabase;
@@ -12,7 +13,7 @@ let dataSource: DataSource;
 
 beforeAll(async () => {
   database = await createTestDatabase('entities_match');
-  dataSource = createDataSource({ url: database.url, poolSize: 1 });
+  dataSource = createDataSource({ url: database.url, poolSize: 1, entities: ENTITIES });
   await dataSource.initialize();
 });
 

@@ -14,7 +14,7 @@ import { createKafkaPartitionConsumer } from '../../src/messaging/kafka.consumer
 import type { ParsedOrderEnvelope } from '../../src/messaging/message-processor.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
-import { OrderEventContext } from '../../src/messaging/order-event.context.js';
+import { OrderEventContext } from '../../src/orders/order-event.context.js';
 import {
   OrderEventsTransport,
   type OrderEventsTransportOptions,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { InboundMessage } from '../../src/messaging/messaging.ports.js';
-import { OrderEventContext } from '../../src/messaging/order-event.context.js';
+import { OrderEventContext } from '../../src/orders/order-event.context.js';
 import {
   parseOrderEvent,
   type ORDER_EVENT_DATA_SCHEMAS,
