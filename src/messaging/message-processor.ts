@@ -11,6 +11,7 @@ import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import {
+  ORDER_ID_MAX_LENGTH,
   parseOrderEnvelope,
   type OrderEnvelope,
   type OrderEventType,
@@ -131,7 +132,7 @@ export class MessageProcessor {
     attempts: number,
     signal: AbortSignal,
   ): Promise<ProcessOutcome> {
-    const orderId = envelope?.orderId ?? message.key?.toString('utf8') ?? null;
+    const orderId = envelope?.orderId ?? orderIdOfKey(message.key);
     const letter = {
       message,
       reason,
@@ -176,4 +177,16 @@ export class MessageProcessor {
       }
     }
   }
+}
+
+/**
+ * The order of a message whose envelope could not be read: its Kafka key, when that can be
+ * an orderId at all. A longer key (or one holding NUL) cannot be one, so no later event of
+ * that "order" can take effect to be held back; and it could not be stored as one either (a
+ * Postgres index row has a size limit, text holds no NUL): the dead letter is kept without.
+ */
+function orderIdOfKey(key: Buffer | null): string | null {
+  if (key === null || key.length > ORDER_ID_MAX_LENGTH * 4) return null;
+  const text = key.toString('utf8');
+  return [...text].length <= ORDER_ID_MAX_LENGTH && !text.includes('\u0000') ? text : null;
 }

@@ -213,6 +213,9 @@ export type OrderEventData<T extends OrderEventType> = z.output<
   (typeof ORDER_EVENT_DATA_SCHEMAS)[T]
 >;
 
+/** Longest orderId, in characters (the Kafka key must be the orderId, so no longer either). */
+export const ORDER_ID_MAX_LENGTH = 200;
+
 export const envelopeSchema = z.object({
   eventId: z.string().uuid({ message: 'must be a UUID' }),
   type: z.string().min(1),
@@ -227,7 +230,7 @@ export const envelopeSchema = z.object({
       message: 'must be printable ASCII without surrounding spaces (it is a header value)',
     })
     .nullish(),
-  orderId: z.string().trim().min(1).max(200),
+  orderId: z.string().trim().min(1).max(ORDER_ID_MAX_LENGTH),
   data: z.record(z.string(), z.unknown()),
 });
 
