@@ -1,5 +1,5 @@
 /**
- * The worker as one Nest application: HTTP (health, metrics, later the webhook receiver)
+ * The worker as one Nest application: HTTP (health, metrics, the webhook receiver)
  * plus the order-events transport, over one database, one Payflow client and one producer.
  */
 import {

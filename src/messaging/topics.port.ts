@@ -4,6 +4,7 @@
  * knows no client library, so it is tested without a broker.
  */
 import { AppError } from '../common/app-error.js';
+import { deadLetterTopicFor } from '../dead-letters/dead-letter-headers.js';
 
 /** A topic as the cluster describes it. */
 export interface TopicDescription {
@@ -35,14 +36,11 @@ export interface TopicsConfig {
   readonly TOPIC_SETTLEMENTS: string;
 }
 
-/** The dead-letter topic of the input topic (CONTRACT §4). */
-export const deadLetterTopicOf = (ordersTopic: string): string => `${ordersTopic}.dlq`;
-
 /** Every topic the worker reads or writes, in the order they are reported. */
 export function requiredTopics(config: TopicsConfig): string[] {
   return [
     config.TOPIC_ORDERS,
-    deadLetterTopicOf(config.TOPIC_ORDERS),
+    deadLetterTopicFor(config.TOPIC_ORDERS),
     config.TOPIC_PAYMENT_STATUS,
     config.TOPIC_SETTLEMENTS,
   ];

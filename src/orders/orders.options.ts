@@ -31,10 +31,6 @@ export interface OrdersOptions {
   readonly callDeadlineMs: number;
   /** WEBHOOK_PUBLIC_BASE_URL, without a trailing slash. */
   readonly webhookBaseUrl: string;
-  /** TOPIC_PAYMENT_STATUS */
-  readonly statusTopic: string;
-  /** `${TOPIC_ORDERS}.dlq` */
-  readonly deadLetterTopic: string;
   /** How long the list of payment methods is trusted (per organization). Default 60 s. */
   readonly paymentMethodsTtlMs: number;
   readonly hooks: OrdersTestHooks;
@@ -48,10 +44,7 @@ export function newWorkerId(): string {
 }
 
 export function ordersOptionsFromConfig(
-  config: Pick<
-    AppConfig,
-    'PAYFLOW_REQUEST_TIMEOUT' | 'WEBHOOK_PUBLIC_BASE_URL' | 'TOPIC_PAYMENT_STATUS' | 'TOPIC_ORDERS'
-  >,
+  config: Pick<AppConfig, 'PAYFLOW_REQUEST_TIMEOUT' | 'WEBHOOK_PUBLIC_BASE_URL'>,
   overrides: Partial<OrdersOptions> & { leaseMarginMs?: number } = {},
 ): OrdersOptions {
   const { leaseMarginMs = DEFAULT_LEASE_MARGIN_MS, ...rest } = overrides;
@@ -62,8 +55,6 @@ export function ordersOptionsFromConfig(
     // Half the margin is left for recording the outcome before the lease ends.
     callDeadlineMs: Math.max(1, attemptLeaseMs - Math.ceil(leaseMarginMs / 2)),
     webhookBaseUrl: config.WEBHOOK_PUBLIC_BASE_URL.replace(/\/+$/, ''),
-    statusTopic: config.TOPIC_PAYMENT_STATUS,
-    deadLetterTopic: `${config.TOPIC_ORDERS}.dlq`,
     paymentMethodsTtlMs: 60_000,
     hooks: {},
     ...rest,

@@ -37,11 +37,6 @@ export interface StatusEvent {
   readonly data: Readonly<Record<string, unknown>>;
 }
 
-export interface StatusEventEnvelope extends StatusEvent {
-  readonly eventId: string;
-  readonly occurredAt: string;
-}
-
 /** The outbox message of a status event, with a fresh event id. */
 export function statusEventMessage(
   topic: string,

@@ -39,11 +39,4 @@ export function normalizePaymentStatus(
 }
 
 /** Bridge-side lifecycle of a payment row. */
-export const PAYMENT_STATES = [
-  'creating',
-  'created',
-  'in_doubt',
-  'creation_failed',
-  'cancelled',
-] as const;
-export type PaymentState = (typeof PAYMENT_STATES)[number];
+export type PaymentState = 'creating' | 'created' | 'in_doubt' | 'creation_failed' | 'cancelled';

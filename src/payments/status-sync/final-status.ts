@@ -12,10 +12,3 @@ export function isFinalPaymentStatus(providerStatus: string | null | undefined):
     (FINAL_PAYMENT_STATUSES as readonly string[]).includes(providerStatus)
   );
 }
-
-export function isFinalInstallmentStatus(providerStatus: string | null | undefined): boolean {
-  return (
-    typeof providerStatus === 'string' &&
-    (FINAL_INSTALLMENT_STATUSES as readonly string[]).includes(providerStatus)
-  );
-}
