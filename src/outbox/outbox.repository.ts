@@ -17,6 +17,16 @@ export interface PendingOutboxMessage extends OutboundMessage {
 }
 
 /** The outbox table: written inside the state change's transaction, drained by the relay. */
+/**
+ * The key as the outbox stores it (text): bytes that are not UTF-8 become U+FFFD, as does
+ * NUL, which Postgres text cannot hold; a key with NUL would otherwise make the write fail
+ * for good and stop its partition. Such a key leaves altered (docs/events.md).
+ */
+export function outboxKeyText(key: string | Buffer | null): string | null {
+  if (key === null) return null;
+  return key.toString().replaceAll('\u0000', '\uFFFD');
+}
+
 @Injectable()
 export class OutboxRepository {
   /** Adds messages in the caller's transaction; they are published after it commits. */
@@ -28,7 +38,7 @@ export class OutboxRepository {
     const values: Buffer[] = [];
     const headers: string[] = [];
     for (const message of messages) {
-      const key = message.key === null ? null : message.key.toString();
+      const key = outboxKeyText(message.key);
       buckets.push(outboxBucket(key));
       topics.push(message.topic);
       keys.push(key);
