@@ -28,6 +28,7 @@ import {
   type SandboxHandle,
 } from '../support/sandbox.js';
 import { startCountingProxy, type CountingProxy } from './support/counting-proxy.js';
+import { failure } from './support/failure.js';
 
 const CLIENT_ID = SANDBOX_CLIENT_ID;
 const CLIENT_SECRET = SANDBOX_CLIENT_SECRET;
@@ -88,16 +89,6 @@ interface SandboxPaymentsView {
 }
 const sandboxPayments = async (): Promise<SandboxPaymentsView['payments']> =>
   (await control<SandboxPaymentsView>('GET', '/sandbox/payments')).payments;
-
-async function failure(promise: Promise<unknown>): Promise<PayflowError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PayflowError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 function expectFailure(
   error: PayflowError,

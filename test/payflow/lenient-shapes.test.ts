@@ -8,7 +8,6 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
-import { PayflowError } from '../../src/payflow/payflow.errors.js';
 import { withPayflowSendHook } from '../../src/payflow/payflow-send-hook.js';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS } from '../../src/payflow/payflow.token.js';
 import type {
@@ -24,6 +23,7 @@ import {
   type FakePayflow,
   type FakeRequest,
 } from './support/fake-payflow.js';
+import { failure } from './support/failure.js';
 
 const PAYMENT_ID = 'a'.repeat(24);
 const INSTALLMENT_ID = 'b'.repeat(24);
@@ -109,16 +109,6 @@ function makeClient(overrides: Partial<PayflowClientOptions> = {}): PayflowClien
 
 function answer(method: string, path: string, body: unknown): void {
   fake.routes.set(`${method} ${path}`, (_request, res) => sendJson(res, 200, body));
-}
-
-async function failure(promise: Promise<unknown>): Promise<PayflowError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PayflowError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 /** The multipart form of a request, parsed by the platform's own form-data reader. */

@@ -24,6 +24,7 @@ import {
   tokenRoute,
   type FakePayflow,
 } from './support/fake-payflow.js';
+import { failure } from './support/failure.js';
 
 const PAYMENT_ID = 'a'.repeat(24);
 const STATUS_PATH = `/api/payments/${PAYMENT_ID}/paymentStatus`;
@@ -57,16 +58,6 @@ function makeClient(overrides: Partial<PayflowClientOptions> = {}): PayflowClien
   });
   clients.push(client);
   return client;
-}
-
-async function failure(promise: Promise<unknown>): Promise<PayflowError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof PayflowError) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function expectFailure(
