@@ -17,6 +17,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { KafkaMessageProducer } from '../src/messaging/kafka.producer.js';
 import { KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import { createTopics } from '../testbed/kafka-io.js';
+import { percentiles } from './pipeline/load.js';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -25,12 +26,6 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 15);
 /** How often the producer sends what became due (one sendBatch, a partition batch each). */
 const SEND_INTERVAL_MS = Number(process.env.BENCH_SEND_INTERVAL_MS ?? 50);
 const TOPIC = 'roundtrip';
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return Math.round((sorted[Math.max(0, index)] ?? Number.NaN) * 10) / 10;
-}
 
 async function main(): Promise<void> {
   const log = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -100,8 +95,7 @@ async function main(): Promise<void> {
     }
     await consumer.disconnect();
     await producer.disconnect();
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const sortedAcks = [...acks].sort((a, b) => a - b);
+    const ackPercentiles = percentiles(acks);
     const result = {
       name: 'Kafka round trip (3-node KRaft, acks=all)',
       date: new Date().toISOString(),
@@ -113,13 +107,8 @@ async function main(): Promise<void> {
       warmupSeconds: WARMUP_SECONDS,
       sent: total - warmup,
       received: latencies.length,
-      latencyMs: {
-        p50: percentile(sorted, 50),
-        p95: percentile(sorted, 95),
-        p99: percentile(sorted, 99),
-        max: percentile(sorted, 100),
-      },
-      sendAcknowledgedMs: { p50: percentile(sortedAcks, 50), p99: percentile(sortedAcks, 99) },
+      latencyMs: percentiles(latencies),
+      sendAcknowledgedMs: { p50: ackPercentiles.p50, p99: ackPercentiles.p99 },
     };
     log(
       `${result.received}/${total - warmup} read back; produce → consume p50 ${result.latencyMs.p50} ms, ` +
