@@ -347,13 +347,16 @@ async function sendAll(
  * limit, can be picked for the next request before its end is seen).
  */
 async function send(http: Pool, request: WebhookRequest): Promise<Answer> {
-  const first = await sendOnce(http, request);
-  if (first.error === undefined || !/ECONNRESET|UND_ERR_SOCKET|EPIPE/.test(first.error)) {
-    return first;
+  let answer = await sendOnce(http, request);
+  // Up to three tries: a body over the limit can meet the server's close again.
+  for (let retry = 1; retry < 3 && isClosedUnder(answer); retry++) {
+    answer = { ...(await sendOnce(http, request)), resent: true };
   }
-  const second = await sendOnce(http, request);
-  return { ...second, resent: true };
+  return answer;
 }
+
+const isClosedUnder = (answer: Answer): boolean =>
+  answer.error !== undefined && /ECONNRESET|UND_ERR_SOCKET|EPIPE/.test(answer.error);
 
 async function sendOnce(http: Pool, request: WebhookRequest): Promise<Answer> {
   try {

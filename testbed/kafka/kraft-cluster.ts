@@ -21,7 +21,7 @@
 import { spawn, execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, openSync, closeSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -84,6 +84,8 @@ export interface KraftStartFigures {
 }
 
 export class KraftCluster {
+  private saves = 0;
+
   private constructor(
     private readonly descriptor: KraftClusterDescriptor,
     /** Where the descriptor is written (root/cluster.json). */
@@ -375,8 +377,14 @@ export class KraftCluster {
     killWhenOwnerDies(child.pid, this.descriptor.ownerPid);
   }
 
+  /**
+   * Written to a temporary file and renamed: several nodes restarting at once each save,
+   * and writes in place over one another left trailing bytes that another reader choked on.
+   */
   private async save(): Promise<void> {
-    await writeFile(this.descriptorPath, JSON.stringify(this.descriptor, null, 2));
+    const temporary = `${this.descriptorPath}.${process.pid}.${++this.saves}.tmp`;
+    await writeFile(temporary, JSON.stringify(this.descriptor, null, 2));
+    await rename(temporary, this.descriptorPath);
   }
 }
 
