@@ -25,6 +25,7 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import { AppError, describeError } from '../../common/app-error.js';
 import type { Sql } from '../../database/database.js';
+import { StatementGroup } from '../../database/statement-group.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
 import {
   BlockedByEarlierFailureError,
@@ -303,9 +304,11 @@ const START_ATTEMPT_SQL = `
  * client retry of an idempotent request, a 401 refresh).
  */
 const MARK_SENT_SQL = `
-  UPDATE command_attempts SET sent_at = COALESCE(sent_at, clock_timestamp())
-   WHERE id = $1 AND state = 'started' AND owner = $2 AND lease_until > clock_timestamp()
-  RETURNING id`;
+  UPDATE command_attempts c SET sent_at = COALESCE(c.sent_at, clock_timestamp())
+    FROM unnest($1::bigint[]) AS x (id)
+   WHERE c.id = x.id AND c.state = 'started' AND c.owner = $2
+     AND c.lease_until > clock_timestamp()
+  RETURNING c.id::text AS id`;
 
 /**
  * The attempts of a batch `succeeded` (or `resolved` when they were in doubt) and their
@@ -354,6 +357,17 @@ export class OrderCommandEngine {
   private readonly pending = new Map<string, PendingOutcome>();
   /** Key of the batch-wide write of finished attempts. */
   private readonly finishKey = {};
+  /** The send marks of the requests about to leave, one autocommit statement at a time. */
+  private readonly sendMarks = new StatementGroup<string, boolean>({
+    run: async (attemptIds) => {
+      const rows = await this.batcher.runAlone<{ id: string }>(MARK_SENT_SQL, [
+        attemptIds,
+        this.options.workerId,
+      ]);
+      const marked = new Set(rows.map((row) => row.id));
+      return attemptIds.map((id) => marked.has(id));
+    },
+  });
 
   constructor(
     private readonly batcher: TransactionBatcher,
@@ -653,13 +667,12 @@ export class OrderCommandEngine {
 
   /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
   private async markSent(attemptId: string): Promise<void> {
-    // Alone, not batched: the request leaves right after its own commit, not in a burst
-    // with every other call of a batch (a crash in that burst left the rest unsent).
-    const rows = await this.batcher.runAlone<{ id: string }>(MARK_SENT_SQL, [
-      attemptId,
-      this.options.workerId,
-    ]);
-    if (rows.length === 0) {
+    // Not in a TransactionBatcher batch: its COMMIT waits for every unit of the batch, and
+    // a crash while its many callers woke one after the other left the rest unsent. The
+    // marks of the requests ready together share one short autocommit statement instead,
+    // whose answer releases them all in the same turn of the event loop; one statement
+    // per request made them queue for pooled connections (p50 ~100 ms at 500 orders/s).
+    if (!(await this.sendMarks.add(attemptId))) {
       throw new AttemptNotOwnedError(
         `attempt ${attemptId} is no longer this worker's (its lease ran out); the call is not sent`,
         { metadata: { attemptId } },
