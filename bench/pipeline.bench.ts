@@ -108,6 +108,8 @@ interface ScenarioKafka {
   readonly topics: Topics;
   /** Worker variables this Kafka needs beyond the defaults. */
   readonly workerEnv: Readonly<Record<string, string>>;
+  /** The broker JVMs' process ids (none for the mock, whose threads are the bench's). */
+  brokerPids(): readonly number[];
   stop(): Promise<void>;
 }
 
@@ -244,6 +246,7 @@ async function mockKafka(): Promise<ScenarioKafka> {
       // arrives meanwhile (real Kafka answers at once): keep the wait short.
       KAFKA_FETCH_MAX_WAIT: '100ms',
     },
+    brokerPids: () => [],
     stop: () => cluster.stop(),
   };
 }
@@ -274,6 +277,7 @@ async function realKafka(cluster: KraftCluster, scenario: string): Promise<Scena
     bootstrapServers: cluster.bootstrapServers,
     topics,
     workerEnv: {},
+    brokerPids: () => cluster.nodes.flatMap((node) => (node.pid === null ? [] : [node.pid])),
     // The cluster outlives the scenario; its topics are left (the cluster is thrown away).
     stop: () => Promise.resolve(),
   };
@@ -360,7 +364,7 @@ async function runScenario(
     const metrics = worker.httpPort === undefined ? undefined : new MetricsSampler(worker.httpPort);
     const t0 = worker.consumingAt ?? performance.now();
     const workerStartMs = round(t0 - spawnedAt);
-    const cpuStart = cpuSnapshot(worker.pid, sandbox.pid);
+    const cpuStart = cpuSnapshot(worker.pid, sandbox.pid, cluster.brokerPids());
     const commitsAtStart = await commitsSoFar(databaseUrl);
     log(`  worker ${worker.pid} consuming after ${workerStartMs} ms`);
 
@@ -371,7 +375,7 @@ async function runScenario(
       () => status.created.size >= target || status.deadLetters > 0,
       t0 + scenario.boundMs,
     );
-    const cpuEnd = cpuSnapshot(worker.pid, sandbox.pid);
+    const cpuEnd = cpuSnapshot(worker.pid, sandbox.pid, cluster.brokerPids());
     const completedIds = events.filter((event) => status.created.has(event.eventId));
     const last = Math.max(
       t0,
@@ -423,7 +427,7 @@ async function runScenario(
     log(
       `  throughput: ${completedIds.length} in ${round(durationMs)} ms = ${round(ordersPerSecond)} orders/s; ` +
         `worker CPU ${cpu.workerPct} % (${cpu.workerMsPerOrder} ms/order), postgres ${cpu.postgresPct} %, ` +
-        `sandbox ${cpu.sandboxPct} %, bench+kafka ${cpu.benchPct} %, other ${cpu.otherPct} %, machine ${cpu.machineBusyPct} %`,
+        `sandbox ${cpu.sandboxPct} %, bench ${cpu.benchPct} %, brokers ${cpu.brokersPct} %, other ${cpu.otherPct} %, machine ${cpu.machineBusyPct} %`,
     );
 
     // ---- paced latency phase
@@ -556,8 +560,8 @@ async function runScenario(
 
 /**
  * The paced events' latency split at the database milestones (wall clock; the bench's
- * performance.now() times are converted): Kafka + fetch + begin batch, call + complete
- * batch, the complete batch itself, the relay's pick-up, and send + read back.
+ * performance.now() times are converted): Kafka + fetch + begin batch, the begin batch's
+ * commit and the send mark, the call and the wait for the complete batch, the complete batch itself, the relay's pick-up, and send + read back.
  */
 async function stageBreakdown(
   url: string,
@@ -572,7 +576,8 @@ async function stageBreakdown(
   const origin = performance.timeOrigin;
   const stages: Record<string, number[]> = {
     'produce → begin batch': [],
-    'begin batch → complete batch (incl. Payflow call)': [],
+    'begin batch → sent_at committed': [],
+    'sent_at committed → complete batch (Payflow call)': [],
     'complete batch → finish (commit)': [],
     'finish → relay batch': [],
     'relay batch → read back': [],
@@ -586,7 +591,10 @@ async function stageBreakdown(
     const read = created.get(event.eventId);
     if (m === undefined || produced === undefined || read === undefined) continue;
     push('produce → begin batch', m.begun - (origin + produced));
-    push('begin batch → complete batch (incl. Payflow call)', m.completing - m.begun);
+    if (m.sent !== null) {
+      push('begin batch → sent_at committed', m.sent - m.begun);
+      push('sent_at committed → complete batch (Payflow call)', m.completing - m.sent);
+    }
     push('complete batch → finish (commit)', m.finished - m.completing);
     push('finish → relay batch', m.publishing - m.finished);
     push('relay batch → read back', origin + read - m.publishing);
@@ -805,8 +813,8 @@ function summary(
     '',
   );
   lines.push(
-    '| kafka | scenario | orders/s | paced latency p50 / p95 / p99 ms (rate) | backlog latency p50 / p95 / p99 ms | worker max RSS MB | worker CPU % (ms/order) | postgres CPU % | sandbox CPU % | bench+kafka CPU % | other CPU % | machine busy % | valid |',
-    '| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+    '| kafka | scenario | orders/s | paced latency p50 / p95 / p99 ms (rate) | backlog latency p50 / p95 / p99 ms | worker max RSS MB | worker CPU % (ms/order) | postgres CPU % | sandbox CPU % | bench CPU % (mock Kafka inside) | Kafka JVMs CPU % | other CPU % | machine busy % | valid |',
+    '| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   );
   for (const result of results) {
     lines.push(
@@ -814,7 +822,7 @@ function summary(
         `${result.paced === null ? '–' : `${formatLatency(result.paced.latencyMs)} (${result.paced.rate}/s)`} | ` +
         `${formatLatency(result.backlogLatencyMs)} | ${result.workerMaxRssMb} | ` +
         `${result.cpu.workerPct} (${result.cpu.workerMsPerOrder}) | ${result.cpu.postgresPct} | ` +
-        `${result.cpu.sandboxPct} | ${result.cpu.benchPct} | ${result.cpu.otherPct} | ${result.cpu.machineBusyPct} | ` +
+        `${result.cpu.sandboxPct} | ${result.cpu.benchPct} | ${result.cpu.brokersPct} | ${result.cpu.otherPct} | ${result.cpu.machineBusyPct} | ` +
         `${result.valid ? 'yes' : `NO: ${result.problems.join('; ')}`}` +
         `${result.cpu.otherPct > 15 ? ` (disturbed: other programs took ${result.cpu.otherPct} % CPU)` : ''} |`,
     );
@@ -823,7 +831,7 @@ function summary(
     lines.push(
       `| – | bare API (POST /api/payments, concurrency ${bare.concurrency}) | ${bare.requestsPerSecond} | ` +
         `p50 ${bare.p50Ms} / p99 ${bare.p99Ms} (per request) | – | – | – | – | ` +
-        `${round((bare.serverCpuMsPerRequest * bare.requestsPerSecond) / 10, 1)} | – | – | – | ${bare.errors === 0 ? 'yes' : `${bare.errors} errors`} |`,
+        `${round((bare.serverCpuMsPerRequest * bare.requestsPerSecond) / 10, 1)} | – | – | – | – | ${bare.errors === 0 ? 'yes' : `${bare.errors} errors`} |`,
     );
   }
   const notes = results.filter((result) => result.note !== undefined);

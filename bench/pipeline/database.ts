@@ -72,6 +72,8 @@ export async function databaseCounts(url: string): Promise<DatabaseCounts> {
 export interface EventMilestones {
   /** Transaction start of the batch that recorded the attempt (begin step). */
   readonly begun: number;
+  /** When `sent_at` was committed (just before the request left), or null. */
+  readonly sent: number | null;
   /** Transaction start of the batch that recorded the outcome (complete step). */
   readonly completing: number;
   /** The outcome's batch wrote its finish statement (just before its COMMIT). */
@@ -91,12 +93,14 @@ export async function eventMilestones(
     const { rows } = await client.query<{
       event_id: string;
       begun: number;
+      sent: number | null;
       completing: number | null;
       finished: number | null;
       publishing: number | null;
     }>(
       `SELECT a.event_id::text AS event_id,
               extract(epoch FROM a.started_at)::float8 * 1000 AS begun,
+              extract(epoch FROM a.sent_at)::float8 * 1000 AS sent,
               extract(epoch FROM o.created_at)::float8 * 1000 AS completing,
               extract(epoch FROM a.finished_at)::float8 * 1000 AS finished,
               extract(epoch FROM o.published_at)::float8 * 1000 AS publishing
@@ -111,6 +115,7 @@ export async function eventMilestones(
       if (row.completing === null || row.finished === null || row.publishing === null) continue;
       result.set(row.event_id, {
         begun: row.begun,
+        sent: row.sent,
         completing: row.completing,
         finished: row.finished,
         publishing: row.publishing,

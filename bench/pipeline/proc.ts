@@ -140,11 +140,16 @@ export interface CpuSnapshot {
   readonly sandbox: number;
   readonly postgres: number;
   readonly bench: number;
+  readonly brokers: number;
   readonly machineBusy: number;
   readonly machineTotal: number;
 }
 
-export function cpuSnapshot(workerPid: number, sandboxPid: number): CpuSnapshot {
+export function cpuSnapshot(
+  workerPid: number,
+  sandboxPid: number,
+  brokerPids: readonly number[] = [],
+): CpuSnapshot {
   const machine = machineCpuSeconds();
   const usage = process.cpuUsage();
   return {
@@ -153,6 +158,7 @@ export function cpuSnapshot(workerPid: number, sandboxPid: number): CpuSnapshot 
     sandbox: cpuSeconds(sandboxPid) ?? 0,
     postgres: postgresCpuSeconds(),
     bench: (usage.user + usage.system) / 1e6,
+    brokers: brokerPids.reduce((sum, pid) => sum + (cpuSeconds(pid) ?? 0), 0),
     machineBusy: machine.busy,
     machineTotal: machine.total,
   };
@@ -165,6 +171,8 @@ export interface CpuUse {
   readonly postgresPct: number;
   /** The bench process: the Kafka mock cluster's threads, the producer and the reader. */
   readonly benchPct: number;
+  /** The real Kafka brokers' JVMs (0 for the mock). */
+  readonly brokersPct: number;
   /** Busy share of the whole machine, in percent of all cores. */
   readonly machineBusyPct: number;
   /**
@@ -185,13 +193,15 @@ export function cpuBetween(from: CpuSnapshot, to: CpuSnapshot, orders: number): 
     from.worker +
     (to.sandbox - from.sandbox) +
     (to.postgres - from.postgres) +
-    (to.bench - from.bench);
+    (to.bench - from.bench) +
+    (to.brokers - from.brokers);
   return {
     otherPct: round1(((to.machineBusy - from.machineBusy - parties) / seconds) * 100),
     workerPct: pct(from.worker, to.worker),
     sandboxPct: pct(from.sandbox, to.sandbox),
     postgresPct: pct(from.postgres, to.postgres),
     benchPct: pct(from.bench, to.bench),
+    brokersPct: pct(from.brokers, to.brokers),
     machineBusyPct:
       machineTotal <= 0
         ? 0
