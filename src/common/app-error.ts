@@ -2,11 +2,27 @@
  * Base of every error payflow-bridge raises on purpose.
  *
  * - `code` is a stable string that callers, logs and dead-letter headers can rely on.
- * - `transient` says whether trying the same thing again later may succeed; the one place
- *   that decides between retry and dead letter reads it (and nothing else).
+ * - `transient` says whether trying the same thing again later may succeed.
+ * - `deadLetterReason` (why an event that failed with it is dead-lettered at once) and
+ *   `retryAfterMs` (no retry sooner) are the rest of the retry decision's inputs. The one
+ *   place that decides between retry and dead letter (src/messaging/failure-policy.ts)
+ *   reads these fields, nothing else.
  * - `metadata` carries non-sensitive facts only: ids, statuses, counts. Never secrets,
  *   tokens, emails or phone numbers.
  */
+
+/** Why an event went to the dead-letter topic (CONTRACT §4), as `x-dlq-reason` says. */
+export const DEAD_LETTER_REASONS = [
+  'invalid_json',
+  'invalid_event',
+  'mapping_failed',
+  'rejected_by_payflow',
+  'retries_exhausted',
+  'blocked_by_earlier_failure',
+  'in_doubt',
+] as const;
+export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
+
 export type ErrorMetadata = Readonly<Record<string, string | number | boolean | null | undefined>>;
 
 export abstract class AppError extends Error {
@@ -19,6 +35,15 @@ export abstract class AppError extends Error {
     this.name = new.target.name;
     this.metadata = options.metadata ?? {};
   }
+
+  /**
+   * Why an event that failed with this error goes to the dead-letter topic at once, when
+   * the error knows (the dead-letter errors, a permanent Payflow rejection). Undefined: the
+   * failure policy decides from `transient` alone.
+   */
+  readonly deadLetterReason?: DeadLetterReason | undefined;
+  /** The earliest retry the other side asked for (Payflow's Retry-After), when it did. */
+  readonly retryAfterMs?: number | undefined;
 
   toJSON(): Record<string, unknown> {
     return {

@@ -6,7 +6,7 @@ import {
   InvalidEventError,
   InvalidJsonError,
   MappingFailedError,
-} from '../dead-letters/dead-letter.errors.js';
+} from '../common/dead-letter.errors.js';
 import {
   PayflowAbortedError,
   PayflowClientError,

@@ -1,21 +1,19 @@
 /**
  * The one place that turns a failure of an order event into "retry" or "dead letter". It
- * reads the error's class (and `transient`, `retryAfterMs`), nothing else:
+ * reads the error's own fields (AppError: `deadLetterReason`, `transient`, `retryAfterMs`),
+ * nothing else:
  *
  * | error                                                       | decision                         |
  * |-------------------------------------------------------------|----------------------------------|
- * | EventRejectedError (invalid_json, invalid_event, mapping_failed, blocked_by_earlier_failure, in_doubt) | dead letter at once, its `reason` |
- * | PayflowError, transient = false (422, 400, 401, 403, 404, 409 …) | dead letter `rejected_by_payflow` at once |
+ * | AppError with a `deadLetterReason`: EventRejectedError (invalid_json, invalid_event, mapping_failed, blocked_by_earlier_failure, in_doubt), PayflowError with transient = false (422, 400, 401, 403, 404, 409 …: rejected_by_payflow) | dead letter at once, that reason |
  * | any other AppError, transient = false                       | dead letter `mapping_failed` at once (it declares that retrying cannot help) |
  * | AppError, transient = true (Payflow network, time-out, 5xx, 429; OrderBusy …) | retry this order with back-off  |
- * | PayflowError 429 with retryAfterMs                          | retry, not sooner than Retry-After |
+ * | AppError with retryAfterMs (Payflow 429 with Retry-After)   | retry, not sooner than Retry-After |
  * | anything else (a bug, a database error, a non-Error value)  | retry this order with back-off   |
  * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
  */
-import { AppError } from '../common/app-error.js';
+import { AppError, type DeadLetterReason } from '../common/app-error.js';
 import { oneLine } from '../common/one-line.js';
-import { EventRejectedError, type DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
-import { PayflowError } from '../payflow/payflow.errors.js';
 import { nextRetry, type AttemptHistory, type RetryPolicy } from './retry-policy.js';
 
 export type FailureClass =
@@ -27,18 +25,16 @@ export type FailureClass =
       readonly retryAfterMs: number | undefined;
     };
 
-/** Classifies a failure by its class alone (no budget involved). */
+/** Classifies a failure by the error alone (no budget involved). */
 export function classifyFailure(error: unknown): FailureClass {
-  if (error instanceof EventRejectedError) return { kind: 'dead_letter', reason: error.reason };
-  if (error instanceof PayflowError) {
-    if (!error.transient) return { kind: 'dead_letter', reason: 'rejected_by_payflow' };
-    return { kind: 'retry', cause: 'transient', retryAfterMs: error.retryAfterMs };
+  if (!(error instanceof AppError)) {
+    return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined };
   }
-  if (error instanceof AppError) {
-    if (!error.transient) return { kind: 'dead_letter', reason: 'mapping_failed' };
-    return { kind: 'retry', cause: 'transient', retryAfterMs: undefined };
+  if (error.deadLetterReason !== undefined) {
+    return { kind: 'dead_letter', reason: error.deadLetterReason };
   }
-  return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined };
+  if (!error.transient) return { kind: 'dead_letter', reason: 'mapping_failed' };
+  return { kind: 'retry', cause: 'transient', retryAfterMs: error.retryAfterMs };
 }
 
 export type FailureDecision =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { silentLogger } from '../common/logger.js';
-import { BlockedByEarlierFailureError } from '../dead-letters/dead-letter.errors.js';
+import { BlockedByEarlierFailureError } from '../common/dead-letter.errors.js';
 import type { DeadLetter, DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import {
   PayflowRateLimitedError,

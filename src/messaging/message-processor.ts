@@ -8,7 +8,7 @@
  * (a back-off wait or a failing sink): that offset is not done and will be redelivered.
  */
 import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+import type { DeadLetterReason } from '../common/app-error.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import {
   ORDER_ID_MAX_LENGTH,
@@ -19,7 +19,9 @@ import {
 import { decideFailure, describeFailure } from './failure-policy.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { OrderEventContext } from '../orders/order-event.context.js';
-import { backoffDelayMs, sleepUnlessAborted, type RetryPolicy } from './retry-policy.js';
+import { backoffDelayMs } from '../common/backoff.js';
+import { sleepUnlessAborted } from '../common/sleep.js';
+import type { RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
 export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };

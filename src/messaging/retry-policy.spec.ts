@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import fc from 'fast-check';
-import { backoffDelayMs, nextRetry, sleepUnlessAborted, type RetryPolicy } from './retry-policy.js';
+import { nextRetry, type RetryPolicy } from './retry-policy.js';
 
 const policy: RetryPolicy = {
   maxAttempts: 5,
@@ -8,28 +7,6 @@ const policy: RetryPolicy = {
   baseDelayMs: 1_000,
   maxDelayMs: 8_000,
 };
-
-describe('backoffDelayMs', () => {
-  it('doubles per retry, capped, with equal jitter', () => {
-    expect(backoffDelayMs(1, policy, () => 0)).toBe(500);
-    expect(backoffDelayMs(1, policy, () => 1)).toBe(1000);
-    expect(backoffDelayMs(2, policy, () => 0)).toBe(1000);
-    expect(backoffDelayMs(3, policy, () => 0.5)).toBe(3000);
-    expect(backoffDelayMs(10, policy, () => 1)).toBe(8000);
-    expect(backoffDelayMs(500, policy, () => 0)).toBe(4000);
-  });
-
-  it('stays within [cap/2, cap] for any jitter', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 100 }), fc.double({ min: 0, max: 1 }), (retry, r) => {
-        const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
-        const delay = backoffDelayMs(retry, policy, () => r);
-        expect(delay).toBeGreaterThanOrEqual(Math.floor(cap / 2));
-        expect(delay).toBeLessThanOrEqual(cap);
-      }),
-    );
-  });
-});
 
 describe('nextRetry', () => {
   const at = (attempt: number, elapsed: number, minDelayMs?: number) => ({
@@ -57,16 +34,5 @@ describe('nextRetry', () => {
       retry: false,
       why: 'duration',
     });
-  });
-});
-
-describe('sleepUnlessAborted', () => {
-  it('resolves true after the delay, false when aborted', async () => {
-    const controller = new AbortController();
-    await expect(sleepUnlessAborted(5, controller.signal)).resolves.toBe(true);
-    const pending = sleepUnlessAborted(60_000, controller.signal);
-    controller.abort();
-    await expect(pending).resolves.toBe(false);
-    await expect(sleepUnlessAborted(1, controller.signal)).resolves.toBe(false);
   });
 });

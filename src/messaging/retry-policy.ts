@@ -2,6 +2,7 @@
  * Back-off and retry budget of the order-events transport: how long an order waits before
  * its failing event is tried again, and when to give up (dead letter `retries_exhausted`).
  */
+import { backoffDelayMs } from '../common/backoff.js';
 
 export interface RetryPolicy {
   /** Attempts in total, the first included (RETRY_MAX_ATTEMPTS). */
@@ -20,22 +21,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseDelayMs: 1_000,
   maxDelayMs: 60_000,
 };
-
-/**
- * Delay before retry number `retry` (1 = the first retry): exponential, capped, with equal
- * jitter (half fixed, half random), so orders that failed together spread out.
- */
-export function backoffDelayMs(
-  retry: number,
-  policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>,
-  random: () => number,
-): number {
-  const exponential = policy.baseDelayMs * 2 ** Math.min(Math.max(0, retry - 1), 40);
-  const capped = Math.min(policy.maxDelayMs, exponential);
-  const drawn = random();
-  const unit = Number.isFinite(drawn) ? Math.min(Math.max(drawn, 0), 1) : 0;
-  return Math.round(capped / 2 + (capped / 2) * unit);
-}
 
 export type RetryVerdict =
   | { readonly retry: true; readonly delayMs: number }
@@ -67,23 +52,4 @@ export function nextRetry(
   if (minDelay > remaining) return { retry: false, why: 'duration' };
   const backoff = Math.min(backoffDelayMs(history.attempt, policy, random), remaining);
   return { retry: true, delayMs: Math.max(backoff, minDelay) };
-}
-
-/** Resolves true after `ms`, or false as soon as the signal aborts. Never rejects. */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve(false);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

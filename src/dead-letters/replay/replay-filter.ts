@@ -4,7 +4,7 @@
  * filters, and then every unreplayed dead letter of that order is replayed.
  */
 import { ValidationError } from '../../common/app-error.js';
-import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../dead-letter.errors.js';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
 
 export interface ReplayFilter {
   /** Only this order (its key-less dead letters are never part of an order filter). */

@@ -1,0 +1,27 @@
+import { describe, expect, it } from '@jest/globals';
+import { Wakeup } from './wakeup.js';
+
+describe('Wakeup', () => {
+  it('waits the full time when nobody wakes it', async () => {
+    const started = Date.now();
+    await new Wakeup().wait(60);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+  });
+
+  it('returns early when woken during the wait, and at once when woken before it', async () => {
+    const wakeup = new Wakeup();
+    const started = Date.now();
+    setTimeout(() => wakeup.wake(), 10);
+    await wakeup.wait(5_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+
+    wakeup.wake();
+    const again = Date.now();
+    await wakeup.wait(5_000);
+    expect(Date.now() - again).toBeLessThan(50);
+    // The early wake-up is used up: the next wait runs its course.
+    const third = Date.now();
+    await wakeup.wait(40);
+    expect(Date.now() - third).toBeGreaterThanOrEqual(30);
+  });
+});
