@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
-import { OUTBOX_RELAY_METRICS } from '../outbox/outbox.relay.js';
+import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
 import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';

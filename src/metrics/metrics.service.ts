@@ -6,13 +6,13 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DeadLetterReason } from '../dead-letters/dead-letter.errors.js';
+import type { DeadLetterReason } from '../common/app-error.js';
 import type {
   OrderEventsMetrics,
   ProcessOutcome,
   RetryCause,
 } from '../messaging/transport.metrics.js';
-import type { OutboxRelayMetrics } from '../outbox/outbox.relay.js';
+import type { OutboxRelayMetrics } from '../outbox/relay.options.js';
 import type { SettlementMetrics } from '../settlements/nightly/nightly-settlements.cron.js';
 import type { NightlyRunResult } from '../settlements/nightly/nightly-settlements.runner.js';
 

@@ -1,3 +1,7 @@
+/**
+ * The transactional outbox's table: rows written with a state change, bucketed by a hash
+ * of their Kafka key so that one relay at a time publishes a key's rows, in id order.
+ */
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Sql } from '../database/database.js';
@@ -16,7 +20,6 @@ export interface PendingOutboxMessage extends OutboundMessage {
   readonly bucket: number;
 }
 
-/** The outbox table: written inside the state change's transaction, drained by the relay. */
 /**
  * The key as the outbox stores it (text): bytes that are not UTF-8 become U+FFFD, as does
  * NUL, which Postgres text cannot hold; a key with NUL would otherwise make the write fail
@@ -27,6 +30,10 @@ export function outboxKeyText(key: string | Buffer | null): string | null {
   return key.toString().replaceAll('\u0000', '\uFFFD');
 }
 
+/**
+ * The outbox table, and the only owner of its SQL: written inside the state change's
+ * transaction, drained by the relay.
+ */
 @Injectable()
 export class OutboxRepository {
   /** Adds messages in the caller's transaction; they are published after it commits. */
@@ -83,6 +90,40 @@ export class OutboxRepository {
   async markPublished(tx: Sql, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await tx.execute(`UPDATE outbox SET published_at = now() WHERE id = ANY($1::bigint[])`, [ids]);
+  }
+
+  /** The newest pending row of `buckets` (its id as decimal text), or null when none is pending. */
+  async newestPendingId(sql: Sql, buckets: readonly number[]): Promise<string | null> {
+    const [head] = await sql.query<{ max: string | null }>(
+      `SELECT max(id)::text AS max FROM outbox
+        WHERE published_at IS NULL AND bucket = ANY($1::smallint[])`,
+      [buckets],
+    );
+    return head?.max ?? null;
+  }
+
+  /** Pending rows of `buckets` up to id `upTo`, counted per bucket (buckets with none left out). */
+  async pendingPerBucket(
+    sql: Sql,
+    upTo: string,
+    buckets: readonly number[],
+  ): Promise<{ bucket: number; count: number }[]> {
+    return sql.query<{ bucket: number; count: number }>(
+      `SELECT bucket, count(*)::int AS count FROM outbox
+        WHERE published_at IS NULL AND id <= $1::bigint AND bucket = ANY($2::smallint[])
+        GROUP BY bucket ORDER BY bucket`,
+      [upTo, buckets],
+    );
+  }
+
+  /** Pending rows and the age of the oldest one (null when none is pending). */
+  async pendingStats(sql: Sql): Promise<{ count: number; oldestAgeSeconds: number | null }> {
+    const [row] = await sql.query<{ count: number; oldest: number | null }>(
+      `SELECT count(*)::int AS count,
+              extract(epoch FROM now() - min(created_at))::float8 AS oldest
+         FROM outbox WHERE published_at IS NULL`,
+    );
+    return { count: row?.count ?? 0, oldestAgeSeconds: row?.oldest ?? null };
   }
 
   /** Forgets published messages older than `olderThanDays` (they are kept for diagnosis). */

@@ -10,7 +10,7 @@ import { MESSAGE_PRODUCER, type OutboundMessage } from '../../src/messaging/mess
 import { OutboxModule } from '../../src/outbox/outbox.module.js';
 import { OutboxRelay } from '../../src/outbox/outbox.relay.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
-import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/outbox.relay-support.js';
+import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/relay-locks.repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   openDatabase,

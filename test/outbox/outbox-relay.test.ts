@@ -17,7 +17,7 @@ import {
   type OutboxRelayMetrics,
   type OutboxRelayOptions,
 } from '../../src/outbox/outbox.relay.js';
-import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/outbox.relay-support.js';
+import { RELAY_LOCK_NAMESPACE } from '../../src/outbox/relay-locks.repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   createTopics,

@@ -1,9 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
-import {
-  DEAD_LETTER_REASONS,
-  type DeadLetterReason,
-} from '../../dead-letters/dead-letter.errors.js';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
 import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
 import {
   DeadLetterReplayService,
@@ -17,7 +14,7 @@ import {
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
 import { sanitizeText } from '../../orders/show/order-show.view.js';
-import type { OutboxFlusher } from '../../outbox/outbox.relay.js';
+import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { CliConfig } from '../cli.config.js';
 import { CLI_CONFIG, CliResources } from '../cli.resources.js';

@@ -23,7 +23,7 @@
 import type { Database } from '../../database/database.js';
 import { DLQ_HEADER_PREFIX } from '../dead-letter-headers.js';
 import type { OutboundMessage } from '../../messaging/messaging.ports.js';
-import type { OutboxFlusher } from '../../outbox/outbox.relay.js';
+import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { outboxBucket, type OutboxRepository } from '../../outbox/outbox.repository.js';
 import type {
   DeadLetterReplayRepository,

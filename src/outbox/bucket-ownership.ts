@@ -1,0 +1,132 @@
+/**
+ * Which outbox buckets this replica publishes. Each replica holds session-level advisory
+ * locks, on one dedicated pool connection, for the buckets it owns; it takes at most its
+ * fair share (buckets / running relays, counted through a shared "member" lock) and, at
+ * every rebalance, gives back what is above it and tries to take buckets nobody owns. A
+ * replica that dies loses its session and with it its locks, and the others take its
+ * buckets over. The same connection LISTENs for the other replicas' wake-ups.
+ *
+ * Ownership only spreads the work: order per key is kept by the fence every publishing
+ * transaction takes (RelayLockRepository.fence), whoever owns the bucket.
+ */
+import { describeError } from '../common/app-error.js';
+import type { AppLogger } from '../common/logger.js';
+import { sqlOf, type Notification, type PoolClient } from '../database/database.js';
+import { OUTBOX_BUCKETS } from './outbox.repository.js';
+import type { RelayLockRepository } from './relay-locks.repository.js';
+
+export interface BucketOwnershipOptions {
+  /** Where the dedicated lock connection comes from (the pg pool). */
+  readonly pool: { connect(): Promise<PoolClient> };
+  readonly locks: RelayLockRepository;
+  /** Whether the relay runs: a stopped relay claims nothing. */
+  readonly isRunning: () => boolean;
+  /** A NOTIFY arrived on the lock connection. */
+  readonly onNotification: (message: Notification) => void;
+  /** `bucket` was given back (above the fair share): forget its state. */
+  readonly onDisowned: (bucket: number) => void;
+  readonly logger: AppLogger;
+}
+
+export class BucketOwnership {
+  /** Where this replica starts looking for free buckets, so replicas spread out. */
+  private readonly firstBucket = Math.floor(Math.random() * OUTBOX_BUCKETS);
+  private readonly owned = new Set<number>();
+  private lockClient: PoolClient | null = null;
+
+  constructor(private readonly options: BucketOwnershipOptions) {}
+
+  /** Buckets this replica owns right now (sorted). */
+  buckets(): number[] {
+    return [...this.owned].sort((a, b) => a - b);
+  }
+
+  get size(): number {
+    return this.owned.size;
+  }
+
+  /**
+   * Gives back buckets above the fair share and claims free ones up to it. Never throws:
+   * a failure is logged and the lock connection dropped (its locks go with it).
+   */
+  async rebalance(): Promise<void> {
+    try {
+      await this.claimFairShare();
+    } catch (error) {
+      this.options.logger.warn({ error: describeError(error) }, 'outbox bucket rebalance failed');
+      this.drop(error);
+    }
+  }
+
+  /** Releases every bucket and the lock connection (graceful stop). */
+  async release(): Promise<void> {
+    const client = this.lockClient;
+    this.lockClient = null;
+    this.owned.clear();
+    if (!client) return;
+    client.removeAllListeners('notification');
+    try {
+      await this.options.locks.leave(client);
+      client.release();
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+    }
+  }
+
+  private async claimFairShare(): Promise<void> {
+    if (!this.options.isRunning()) return;
+    const { locks } = this.options;
+    const client = await this.lockConnection();
+    const sql = sqlOf(client);
+    // A lock taken on a connection that died meanwhile is no lock: count only live ones.
+    const live = (): boolean => this.lockClient === client;
+    const members = await locks.countMembers(sql);
+    const fairShare = Math.ceil(OUTBOX_BUCKETS / Math.max(1, members));
+
+    const excess = this.buckets().slice(fairShare);
+    for (const bucket of excess) {
+      await locks.disown(sql, bucket);
+      this.owned.delete(bucket);
+      this.options.onDisowned(bucket);
+    }
+    if (this.owned.size >= fairShare) return;
+
+    const taken = await locks.ownedByAnyone(sql);
+    for (let i = 0; i < OUTBOX_BUCKETS && this.owned.size < fairShare; i++) {
+      const bucket = (this.firstBucket + i) % OUTBOX_BUCKETS;
+      if (taken.has(bucket) || this.owned.has(bucket)) continue;
+      if ((await locks.tryOwn(sql, bucket)) && live()) this.owned.add(bucket);
+    }
+  }
+
+  /** The dedicated connection that holds this replica's session locks and LISTENs. */
+  private async lockConnection(): Promise<PoolClient> {
+    if (this.lockClient) return this.lockClient;
+    const client = await this.options.pool.connect();
+    client.on('notification', (message: Notification) => this.options.onNotification(message));
+    client.on('error', (error: Error) => {
+      if (this.lockClient !== client) return;
+      this.options.logger.warn(
+        { error: describeError(error), buckets: this.owned.size },
+        'outbox relay lost its lock connection; its buckets are free for other replicas',
+      );
+      this.drop(error);
+    });
+    try {
+      await this.options.locks.join(client);
+    } catch (error) {
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    }
+    this.lockClient = client;
+    return client;
+  }
+
+  /** Forgets the lock connection (destroying it, so that Postgres frees its locks). */
+  private drop(error: unknown): void {
+    const client = this.lockClient;
+    this.lockClient = null;
+    this.owned.clear();
+    if (client) client.release(error instanceof Error ? error : true);
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * What the outbox relay can be told (options, metrics hooks) and what its flush answers,
+ * apart from the relay itself so that the application, the metrics module and the CLI can
+ * name them without the relay's machinery.
+ */
+
+export interface OutboxRelayOptions {
+  /** Rows per batch (one producer.send, one transaction). Default 500. */
+  readonly batchSize?: number;
+  /** Pause after a pass that published something. Default 50 ms. */
+  readonly busyPollMs?: number;
+  /** Pause after a pass that found nothing (`notify()` cuts it short). Default 500 ms. */
+  readonly idlePollMs?: number;
+  /** How often bucket ownership is revisited (take free buckets, give back extra ones). Default 2 s. */
+  readonly rebalanceIntervalMs?: number;
+  /** Back-off of a bucket whose send failed: first and largest delay. Default 100 ms / 5 s. */
+  readonly retryInitialMs?: number;
+  readonly retryMaxMs?: number;
+  /** Published rows older than this many days are deleted. Default 7. */
+  readonly pruneAfterDays?: number;
+  /** How often the prune runs. Default 1 h. */
+  readonly pruneIntervalMs?: number;
+  /** How often `metrics.pending` is sampled. Default 5 s. */
+  readonly metricsIntervalMs?: number;
+  /** `flush()` budget when none is given (graceful shutdown). Default 10 s. */
+  readonly flushTimeoutMs?: number;
+  /** How long `stop()` waits for in-flight batches before releasing the locks. Default 15 s. */
+  readonly stopTimeoutMs?: number;
+  /** Wake the other replicas' relays too (Postgres NOTIFY), at most once per this many ms; 0 = never. Default 20. */
+  readonly notifyThrottleMs?: number;
+}
+
+/** Hooks for whoever exports metrics (Prometheus etc.); all optional. */
+export interface OutboxRelayMetrics {
+  /** `count` rows of `bucket` were published. */
+  published?(count: number, bucket: number): void;
+  /** Pending rows right now, and the age of the oldest one (null when none is pending). */
+  pending?(count: number, oldestAgeSeconds: number | null): void;
+  /** A batch of `bucket` could not be published; it is retried with back-off. */
+  publishFailed?(bucket: number, error: unknown): void;
+  /** Number of buckets this replica owns, after every rebalance. */
+  bucketsOwned?(count: number): void;
+}
+
+export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
+export const OUTBOX_RELAY_METRICS = Symbol('OUTBOX_RELAY_METRICS');
+
+export interface OutboxFlushOptions {
+  /** Only these buckets (default: all). The CLI flushes the buckets of the keys it wrote. */
+  readonly buckets?: readonly number[];
+}
+
+export interface OutboxFlushResult {
+  /** True when every row that was pending when flush() started is published. */
+  readonly drained: boolean;
+  /** Rows this flush published (it may publish rows newer than its start, too). */
+  readonly published: number;
+  /** Rows from before the start that are still pending (0 when drained). */
+  readonly remaining: number;
+}
+
+/** Something that can push the outbox out now; the relay is one. */
+export interface OutboxFlusher {
+  flush(timeoutMs?: number, options?: OutboxFlushOptions): Promise<OutboxFlushResult>;
+}
+
+export type RelaySettings = Required<OutboxRelayOptions>;
+
+const DEFAULTS: RelaySettings = {
+  batchSize: 500,
+  busyPollMs: 50,
+  idlePollMs: 500,
+  rebalanceIntervalMs: 2_000,
+  retryInitialMs: 100,
+  retryMaxMs: 5_000,
+  pruneAfterDays: 7,
+  pruneIntervalMs: 3_600_000,
+  metricsIntervalMs: 5_000,
+  flushTimeoutMs: 10_000,
+  stopTimeoutMs: 15_000,
+  notifyThrottleMs: 20,
+};
+
+/** The options given, the defaults for the rest (an option set to undefined is not given). */
+export function relaySettings(options: OutboxRelayOptions): RelaySettings {
+  const given = Object.fromEntries(
+    Object.entries(options).filter(([, entry]) => entry !== undefined),
+  ) as Partial<RelaySettings>;
+  return { ...DEFAULTS, ...given };
+}
