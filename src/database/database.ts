@@ -61,6 +61,24 @@ export async function withPooledClient<T>(
   }
 }
 
+/** A savepoint opened in a transaction: `rollback` undoes every statement run since. */
+export interface Savepoint {
+  rollback(): Promise<void>;
+}
+
+/**
+ * Opens a savepoint named `name` (an SQL identifier the caller chooses) in the transaction
+ * `tx`, so that a part of it can be undone while the rest commits.
+ */
+export async function openSavepoint(tx: Sql, name: string): Promise<Savepoint> {
+  await tx.execute(`SAVEPOINT ${name}`);
+  return {
+    rollback: async () => {
+      await tx.execute(`ROLLBACK TO SAVEPOINT ${name}`);
+    },
+  };
+}
+
 /** A session advisory lock: pg_try_advisory_lock(namespace, key). */
 export interface AdvisoryLock {
   readonly namespace: number;
@@ -80,6 +98,11 @@ export class Database {
     }
     this.pool = master;
     this.sql = sqlOf(master);
+  }
+
+  /** Answers when the database does (a readiness probe); rejects otherwise. */
+  async ping(): Promise<void> {
+    await this.sql.query('SELECT 1');
   }
 
   /**

@@ -59,7 +59,7 @@ export class HealthController {
         this.indicators
           .check('database')
           .attempt(async () => {
-            await this.database.sql.query('SELECT 1');
+            await this.database.ping();
             return {};
           })
           .withTimeout(2000),

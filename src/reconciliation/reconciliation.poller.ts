@@ -21,7 +21,9 @@ import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { describeError } from '../common/app-error.js';
 import { Database } from '../database/database.js';
-import { mapBounded, sleep } from '../outbox/outbox.relay-support.js';
+import { mapBounded } from '../common/map-bounded.js';
+import { sleep } from '../common/sleep.js';
+import { OpenPaymentsRepository } from './open-payments.repository.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
 import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
 
@@ -88,14 +90,6 @@ export interface PassResult {
   readonly durationMs: number;
 }
 
-interface OpenPayment {
-  id: string;
-  order_id: string;
-  organization_id: string | null;
-  payflow_id: string;
-  currency: string;
-}
-
 /** Spaces call starts `1000 / rate` ms apart (shared by the pass's workers). */
 class RateGate {
   private next = 0;
@@ -115,6 +109,7 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
   private stopped = false;
+  private readonly openPayments = new OpenPaymentsRepository();
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -207,14 +202,11 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       if (signal.aborted) break;
-      const page = await this.database.sql.query<OpenPayment>(
-        `SELECT id::text AS id, order_id, organization_id, payflow_id, currency
-           FROM payments
-          WHERE payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
-            AND (provider_status IS NULL OR provider_status <> ALL($1::text[]))
-            AND id > $2::uuid
-          ORDER BY id LIMIT $3`,
-        [FINAL_PAYMENT_STATUSES, after, this.settings.pageSize],
+      const page = await this.openPayments.page(
+        this.database.sql,
+        FINAL_PAYMENT_STATUSES,
+        after,
+        this.settings.pageSize,
       );
       if (page.length === 0) break;
       after = page[page.length - 1]!.id;
@@ -226,9 +218,9 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
         try {
           const snapshot = await this.sync.fetch(
             {
-              payflowId: payment.payflow_id,
-              organizationId: payment.organization_id,
-              currency: payment.currency.trim(),
+              payflowId: payment.payflowId,
+              organizationId: payment.organizationId,
+              currency: payment.currency,
             },
             signal,
           );
@@ -240,9 +232,9 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
           else if ((result.changes?.events.length ?? 0) === 0) unchanged += 1;
           else {
             changed.push({
-              orderId: payment.order_id,
+              orderId: payment.orderId,
               paymentId: payment.id,
-              payflowId: payment.payflow_id,
+              payflowId: payment.payflowId,
               previousProviderStatus:
                 change?.previousProviderStatus ?? result.payment?.providerStatus ?? null,
               providerStatus: change?.providerStatus ?? snapshot.status.status,
@@ -253,13 +245,13 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
           }
         } catch (error) {
           failed.push({
-            orderId: payment.order_id,
+            orderId: payment.orderId,
             paymentId: payment.id,
-            payflowId: payment.payflow_id,
+            payflowId: payment.payflowId,
             error: describeError(error).replace(/\s+/g, ' ').slice(0, 500),
           });
           this.logger.warn(
-            { paymentId: payment.id, payflowId: payment.payflow_id, err: describeError(error) },
+            { paymentId: payment.id, payflowId: payment.payflowId, err: describeError(error) },
             'reconciliation: payment not checked',
           );
         }

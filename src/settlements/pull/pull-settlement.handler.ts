@@ -18,7 +18,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
-import { Database, type Sql } from '../../database/database.js';
+import { Database, openSavepoint, type Sql } from '../../database/database.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
@@ -150,10 +150,10 @@ export class PullSettlementHandler {
       { organizationId: command.organizationId, ...(signal ? { signal } : {}) },
     );
     const fileId = randomUUID();
-    await tx.execute('SAVEPOINT settlement_file');
+    const beforeFile = await openSavepoint(tx, 'settlement_file');
     const stats = await this.ingest(tx, fileId, command, csv.body, progress);
     if (latest !== null && latest.sha256 === stats.sha256) {
-      await tx.execute('ROLLBACK TO SAVEPOINT settlement_file');
+      await beforeFile.rollback();
       await this.settlements.markPulled(tx, command, latest.id, command.trigger);
       const firstBadRows = await this.settlements.errors(tx, latest.id, BAD_ROWS_IN_EVENT);
       return { outcome: 'unchanged', file: storedFile(latest, firstBadRows), linkedRows: 0 };
