@@ -27,11 +27,20 @@
  * and go on using `tx` (the transaction is aborted until the unit ends). Since a unit may
  * run twice, it must keep no effect outside the database (do that after `run` resolves).
  */
-import { createHash } from 'node:crypto';
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
 import { AppError } from '../common/app-error.js';
-import { Database, type Sql } from './database.js';
+import {
+  runBatch,
+  type BatchSql,
+  type BatchUnit,
+  type PoolLike,
+  type Work,
+} from './batch-transaction.js';
+import { Database } from './database.js';
+import { isConnectionError } from './prepared-sql.js';
+
+export { TransactionBatchError, type BatchSql, type PoolLike } from './batch-transaction.js';
 
 export interface TransactionBatcherOptions {
   /** Most units in one transaction. Default 256. */
@@ -42,12 +51,6 @@ export interface TransactionBatcherOptions {
   readonly maxConcurrentBatches?: number;
   /** Most items in one `runGrouped` unit. Default 256. */
   readonly maxGroupSize?: number;
-}
-
-/** The whole batch failed (COMMIT or connection): nothing of the unit was stored. */
-export class TransactionBatchError extends AppError {
-  readonly code = 'DATABASE.BATCH_FAILED';
-  readonly transient = true;
 }
 
 /** The batcher was closed: the unit was not run. */
@@ -71,31 +74,8 @@ export interface CommittedBatch {
   readonly units: number;
 }
 
-/** What a unit gets: SQL in its savepoint, and writes deferred to the end of the batch. */
-export interface BatchSql extends Sql {
-  /**
-   * Adds `items` to the batch-wide write named by `key` (any object, compared by identity).
-   * Once every unit ran, `flush` is called once per key with the items of the units that
-   * succeeded, in unit order (the first unit's `flush` is used). Dropped if this unit fails.
-   */
-  defer<T>(key: object, items: readonly T[], flush: (tx: Sql, items: T[]) => Promise<void>): void;
-}
-
-type Work<T> = (tx: BatchSql) => Promise<T>;
-
-interface Deferred {
-  readonly key: object;
-  readonly items: readonly unknown[];
-  readonly flush: (tx: Sql, items: unknown[]) => Promise<void>;
-}
-
-interface Unit {
-  readonly work: Work<unknown>;
+interface Unit extends BatchUnit {
   readonly enqueuedAt: number;
-  readonly resolve: (value: unknown) => void;
-  readonly reject: (error: unknown) => void;
-  /** Callers the unit serves (a group serves several). */
-  readonly callers: () => number;
 }
 
 /** A grouped unit still taking items (see `runGrouped`). */
@@ -105,16 +85,6 @@ interface OpenGroup {
 }
 
 const ONE = (): number => 1;
-
-/** A unit's outcome; `used`: whether it ran any statement (else its savepoint is untouched). */
-type Settled =
-  | { ok: true; value: unknown; deferred: readonly Deferred[]; used: boolean }
-  | { ok: false; error: unknown; used: boolean };
-
-/** What the batcher needs of a pg pool (pg.Pool fits). */
-export interface PoolLike {
-  connect(): Promise<pg.PoolClient>;
-}
 
 export class TransactionBatcher {
   private readonly maxBatchSize: number;
@@ -313,7 +283,10 @@ export class TransactionBatcher {
     this.counters.batches++;
     this.counters.units += units.length;
     this.counters.largestBatch = Math.max(this.counters.largestBatch, units.length);
-    const batch = this.execute(units).finally(() => {
+    const batch = runBatch(this.pool, units, (callers) => {
+      const committed: CommittedBatch = { units: callers };
+      for (const listener of this.commitListeners) listener(committed);
+    }).finally(() => {
       this.inFlight--;
       this.running.delete(batch);
       if (this.timer !== undefined) {
@@ -324,205 +297,6 @@ export class TransactionBatcher {
     });
     this.running.add(batch);
   }
-
-  private async execute(units: Unit[]): Promise<void> {
-    let settled: Settled[] = [];
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (error) {
-      this.rejectAll(units, error, 'could not get a database connection');
-      return;
-    }
-    let broken: unknown;
-    // pg-pool listens for a checked-out client's errors no more: without this, a connection
-    // that dies between two statements would be an unhandled 'error' event.
-    let lost: Error | undefined;
-    const onError = (error: Error): void => {
-      lost ??= error;
-    };
-    client.on('error', onError);
-    try {
-      const outcome = await this.transact(client, units, false, settled);
-      if (outcome === 'unit_failed') {
-        await client.query('ROLLBACK');
-        // One unit alone: its failure is the batch's whole outcome (nothing to commit).
-        if (units.length > 1) {
-          settled = [];
-          await this.transact(client, units, true, settled);
-        }
-      }
-    } catch (error) {
-      broken = error;
-      await client.query('ROLLBACK').catch(() => undefined);
-    } finally {
-      client.release(
-        lost ?? (broken instanceof Error && isConnectionError(broken) ? broken : undefined),
-      );
-      client.off('error', onError);
-    }
-    if (broken !== undefined) {
-      // A unit that failed by itself keeps its own error; the others lost their writes.
-      const error = batchError(broken, 'the batch transaction failed');
-      units.forEach((unit, index) => {
-        const result = settled[index];
-        unit.reject(result !== undefined && !result.ok ? result.error : error);
-      });
-      return;
-    }
-    units.forEach((unit, index) => {
-      const result = settled[index];
-      if (result?.ok) unit.resolve(result.value);
-      else unit.reject(result?.error);
-    });
-    let committed = 0;
-    units.forEach((unit, index) => {
-      if (settled[index]?.ok === true) committed += unit.callers();
-    });
-    if (committed > 0) {
-      const batch: CommittedBatch = { units: committed };
-      for (const listener of this.commitListeners) listener(batch);
-    }
-  }
-
-  /**
-   * One transaction over the units, their outcomes pushed to `settled`. Without savepoints
-   * it stops at the first unit that failed after running a statement ('unit_failed'; the
-   * caller rolls back); with savepoints such a unit is rolled back alone.
-   */
-  private async transact(
-    client: pg.PoolClient,
-    units: readonly Unit[],
-    savepoints: boolean,
-    settled: Settled[],
-  ): Promise<'committed' | 'unit_failed'> {
-    await client.query(savepoints ? 'BEGIN; SAVEPOINT unit' : 'BEGIN');
-    for (let index = 0; index < units.length; index++) {
-      const unit = units[index] as Unit;
-      const last = index === units.length - 1;
-      const result = await this.runUnit(client, unit);
-      settled.push(result);
-      if (!result.used) {
-        // No statement ran: nothing to undo (and the savepoint serves the next unit).
-      } else if (!savepoints) {
-        if (!result.ok) return 'unit_failed';
-      } else if (result.ok) {
-        // Keep one savepoint level: release this unit's, open the next one's.
-        if (!last) await client.query('RELEASE SAVEPOINT unit; SAVEPOINT unit');
-      } else {
-        // The savepoint survives ROLLBACK TO and serves the next unit.
-        await client.query('ROLLBACK TO SAVEPOINT unit');
-      }
-    }
-    await this.flushDeferred(client, settled);
-    await client.query('COMMIT');
-    return 'committed';
-  }
-
-  private async runUnit(client: pg.PoolClient, unit: Unit): Promise<Settled> {
-    let open = true;
-    let used = false;
-    const deferred: Deferred[] = [];
-    const sql = sqlOn(client, () => {
-      if (!open) throw new Error('a batched unit used its transaction after it ended');
-      used = true;
-    });
-    const tx: BatchSql = {
-      query: (text, params) => sql.query(text, params),
-      execute: (text, params) => sql.execute(text, params),
-      defer<T>(key: object, items: readonly T[], flush: (tx: Sql, items: T[]) => Promise<void>) {
-        if (!open) throw new Error('a batched unit deferred a write after it ended');
-        if (items.length === 0) return;
-        deferred.push({
-          key,
-          items,
-          flush: flush as (tx: Sql, items: unknown[]) => Promise<void>,
-        });
-      },
-    };
-    try {
-      const value = await unit.work(tx);
-      return { ok: true, value, deferred, used };
-    } catch (error) {
-      return { ok: false, error, used };
-    } finally {
-      open = false;
-    }
-  }
-
-  /** The deferred writes of the units that succeeded: one flush per key. */
-  private async flushDeferred(client: pg.PoolClient, settled: readonly Settled[]): Promise<void> {
-    const groups = new Map<object, { flush: Deferred['flush']; items: unknown[] }>();
-    for (const result of settled) {
-      if (!result.ok) continue;
-      for (const entry of result.deferred) {
-        const group = groups.get(entry.key);
-        if (group === undefined)
-          groups.set(entry.key, { flush: entry.flush, items: [...entry.items] });
-        else group.items.push(...entry.items);
-      }
-    }
-    if (groups.size === 0) return;
-    const sql = sqlOn(client, () => undefined);
-    for (const { flush, items } of groups.values()) await flush(sql, items);
-  }
-
-  private rejectAll(units: readonly Unit[], cause: unknown, what: string): void {
-    const error = batchError(cause, what);
-    for (const unit of units) unit.reject(error);
-  }
-}
-
-function batchError(cause: unknown, what: string): TransactionBatchError {
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return new TransactionBatchError(`${what}: ${message}`, { cause });
-}
-
-/** Sql on a batch's connection; `check` runs before every statement. */
-function sqlOn(client: pg.PoolClient, check: () => void): Sql {
-  return {
-    async query<R extends object>(text: string, params: readonly unknown[] = []): Promise<R[]> {
-      check();
-      const result = await client.query<R>(statement(text, params));
-      return result.rows;
-    },
-    async execute(text: string, params: readonly unknown[] = []): Promise<number> {
-      check();
-      const result = await client.query(statement(text, params));
-      return result.rowCount ?? 0;
-    },
-  };
-}
-
-/** Names of the prepared statements, by SQL text (bounded: dynamic SQL is not cached). */
-const statementNames = new Map<string, string>();
-const MAX_STATEMENT_NAMES = 1_000;
-
-/**
- * A query with parameters runs as a named prepared statement, so that each pooled
- * connection parses and plans it once: the hot statements of the handlers are few, fixed
- * texts executed thousands of times a second.
- */
-function statement(text: string, params: readonly unknown[]): pg.QueryConfig {
-  const values = params as unknown[];
-  if (values.length === 0) return { text, values };
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    if (statementNames.size >= MAX_STATEMENT_NAMES) return { text, values };
-    name = `pfb_${createHash('sha1').update(text).digest('hex')}`;
-    statementNames.set(text, name);
-  }
-  return { name, text, values };
-}
-
-/** Errors after which the connection must not go back to the pool. */
-function isConnectionError(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    // Class 08: connection exception; 57P01..57P03: admin shutdown, crash, cannot connect.
-    return code.startsWith('08') || code.startsWith('57P');
-  }
-  return /Connection terminated|ECONNRESET|EPIPE|not queryable/i.test(error.message);
 }
 
 /**

@@ -19,6 +19,9 @@
  *   tracker (running work finishes, its completion is not committed by this member).
  * - The client's fetch loop never waits for a handler (onBatch only enqueues, or waits for
  *   room while heartbeating), so heartbeats go on during slow handlers.
+ *
+ * The memory bound is InFlightBudget's, the commits are OffsetCommitter's; this file
+ * decides what runs when.
  */
 import type { AppLogger } from '../common/logger.js';
 import type {
@@ -29,9 +32,11 @@ import type {
   TopicPartitionOffset,
 } from './consumer.port.js';
 import { describeFailure } from './failure-policy.js';
+import { InFlightBudget, messageBytes } from './in-flight-budget.js';
 import { KeyScheduler, type Ticket } from './key-scheduler.js';
 import type { InboundMessage } from './messaging.ports.js';
-import { PartitionOffsetTracker } from './offset-tracker.js';
+import { OffsetCommitter, tpKey, withTimeout } from './offset-committer.js';
+import type { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
 /**
@@ -111,40 +116,30 @@ interface Work {
   ticket?: Ticket<Work>;
 }
 
-const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
-/** While a batch waits for room, heartbeat this often (kafkajs rate-limits it further). */
-const HEARTBEAT_WHILE_WAITING_MS = 500;
+export { messageBytes } from './in-flight-budget.js';
 
 export class DeliveryEngine {
   private readonly scheduler = new KeyScheduler<Work>();
   private lastProgressAt: number | undefined;
-  private readonly trackers = new Map<string, PartitionOffsetTracker>();
-  private readonly highWatermarks = new Map<string, bigint>();
   private assigned = new Map<string, TopicPartition>();
-  private held = 0;
-  private heldBytes = 0;
-  private peakHeldBytes = 0;
-  private readonly maxInFlightBytes: number;
+  private readonly budget: InFlightBudget;
+  private readonly committer: OffsetCommitter;
   private draining = false;
-  private roomWaiters: (() => void)[] = [];
   private readonly abort = new AbortController();
-  private commitTimer: NodeJS.Timeout | undefined;
-  private committing: Promise<void> | undefined;
-  private commitAgain = false;
-  private completionsSinceCommit = 0;
-  private failedCommits = 0;
   private idleWaiters: (() => void)[] = [];
-  private counters = { waitsForRoom: 0, commits: 0, duplicatesSkipped: 0 };
+  private counters = { waitsForRoom: 0, duplicatesSkipped: 0 };
 
   constructor(private readonly options: DeliveryEngineOptions) {
-    if (!Number.isInteger(options.maxInFlight) || options.maxInFlight < 1) {
-      throw new Error(`maxInFlight must be a positive integer, got ${options.maxInFlight}`);
-    }
-    this.maxInFlightBytes = options.maxInFlightBytes ?? Number.POSITIVE_INFINITY;
-    if (!(this.maxInFlightBytes > 0)) {
-      throw new Error(`maxInFlightBytes must be positive, got ${options.maxInFlightBytes}`);
-    }
+    this.budget = new InFlightBudget(options.maxInFlight, options.maxInFlightBytes);
+    this.committer = new OffsetCommitter({
+      consumer: options.consumer,
+      commitIntervalMs: options.commitIntervalMs,
+      commitEveryCompletions: options.commitEveryCompletions,
+      logger: options.logger,
+      metrics: options.metrics,
+      assigned: () => this.assigned,
+      draining: () => this.draining,
+    });
   }
 
   /** Subscribes and joins the group; resolves once the first assignment arrived. */
@@ -156,12 +151,11 @@ export class DeliveryEngine {
     await consumer.run({
       onBatch: (batch, control) => this.onBatch(batch, control),
       onAssignment: (assignment) => this.onAssignment(assignment),
-      onRebalancing: () => this.commitSoon(),
+      onRebalancing: () => this.committer.commitSoon(),
       onCrash: (error, restarting) => this.onCrash(error, restarting),
       onProgress: () => this.progressed(),
     });
-    this.commitTimer = setInterval(() => this.commitSoon(), this.options.commitIntervalMs);
-    this.commitTimer.unref();
+    this.committer.start();
   }
 
   /**
@@ -182,10 +176,12 @@ export class DeliveryEngine {
       assigned: [...this.assigned.values()],
       queued: this.scheduler.queued,
       running: this.scheduler.running,
-      held: this.held,
-      heldBytes: this.heldBytes,
-      peakHeldBytes: this.peakHeldBytes,
-      ...this.counters,
+      held: this.budget.held,
+      heldBytes: this.budget.heldBytes,
+      peakHeldBytes: this.budget.peakHeldBytes,
+      waitsForRoom: this.counters.waitsForRoom,
+      commits: this.committer.commits,
+      duplicatesSkipped: this.counters.duplicatesSkipped,
     };
   }
 
@@ -199,7 +195,7 @@ export class DeliveryEngine {
     this.draining = true;
     this.abort.abort();
     this.pauseAll();
-    this.wakeRoomWaiters();
+    this.budget.wakeWaiters();
     const abandoned = this.release(this.scheduler.dropAllQueued());
     this.reportGauges();
     log.info(
@@ -214,24 +210,7 @@ export class DeliveryEngine {
         'order events: handlers still running at the end of the drain time; their offsets stay uncommitted',
       );
     }
-    if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
-    let committed: readonly TopicPartitionOffset[] = [];
-    const commitDeadline = Date.now() + options.commitTimeoutMs;
-    try {
-      await withTimeout(this.committing ?? Promise.resolve(), options.commitTimeoutMs);
-    } catch {
-      // A commit stuck in the client's retries: the final commit below supersedes it.
-    }
-    const offsets = this.commitCandidates(true);
-    if (offsets.length > 0) {
-      try {
-        const left = Math.max(100, commitDeadline - Date.now());
-        await withTimeout(this.options.consumer.commit(offsets), left);
-        committed = offsets;
-      } catch (error) {
-        log.warn({ error: describeFailure(error) }, 'order events: final commit failed');
-      }
-    }
+    const committed = await this.committer.commitFinal(options.commitTimeoutMs);
     try {
       await withTimeout(this.options.consumer.disconnect(), options.commitTimeoutMs);
     } catch (error) {
@@ -272,12 +251,8 @@ export class DeliveryEngine {
   private async acceptBatch(batch: ConsumedBatch, control: BatchControl): Promise<void> {
     const key = tpKey(batch.topic, batch.partition);
     if (this.draining || !this.assigned.has(key)) return;
-    this.highWatermarks.set(key, BigInt(batch.highWatermark));
-    let tracker = this.trackers.get(key);
-    if (tracker === undefined) {
-      tracker = new PartitionOffsetTracker();
-      this.trackers.set(key, tracker);
-    }
+    this.committer.sawHighWatermark(key, BigInt(batch.highWatermark));
+    const tracker = this.committer.trackerFor(key);
     for (const message of batch.messages) {
       const offset = BigInt(message.offset);
       if (!tracker.isNew(offset)) {
@@ -287,16 +262,14 @@ export class DeliveryEngine {
         continue;
       }
       const bytes = messageBytes(message);
-      if (!this.hasRoomFor(bytes)) {
+      if (!this.budget.hasRoomFor(bytes)) {
         // Rejects only when the heartbeat does (rebalance): the client handles that.
         if (!(await this.waitForRoom(key, bytes, control))) return;
         // Revoked and assigned again while waiting: the client fetches it anew.
-        if (this.trackers.get(key) !== tracker) return;
+        if (this.committer.trackerOf(key) !== tracker) return;
       }
       tracker.add(offset);
-      this.held++;
-      this.heldBytes += bytes;
-      if (this.heldBytes > this.peakHeldBytes) this.peakHeldBytes = this.heldBytes;
+      this.budget.take(bytes);
       const work: Work = { message, offset, bytes, partitionKey: key, tracker };
       const lane = this.laneOf(message);
       const { ticket, start } = this.scheduler.enqueue(key, lane, work);
@@ -313,53 +286,32 @@ export class DeliveryEngine {
     return message.key === null ? null : message.key.toString('latin1');
   }
 
-  /**
-   * Whether a message of `bytes` may be held now: below both bounds, or nothing held at all
-   * (a message larger than maxInFlightBytes alone is taken, or it would wait forever).
-   */
-  private hasRoomFor(bytes: number): boolean {
-    if (this.held === 0) return true;
-    return this.held < this.options.maxInFlight && this.heldBytes + bytes <= this.maxInFlightBytes;
-  }
-
   /** Forgets dropped queued work (it is fetched again later); returns how many. */
   private release(dropped: readonly Work[]): number {
-    for (const work of dropped) {
-      this.held--;
-      this.heldBytes -= work.bytes;
-    }
+    for (const work of dropped) this.budget.give(work.bytes);
     return dropped.length;
   }
 
   /**
-   * Waits until a message of `bytes` fits (hasRoomFor), heartbeating meanwhile. False when
-   * the batch should be left (draining, or its partition was revoked).
+   * Waits until a message of `bytes` fits, heartbeating meanwhile. False when the batch
+   * should be left (draining, or its partition was revoked).
    */
   private async waitForRoom(key: string, bytes: number, control: BatchControl): Promise<boolean> {
     this.counters.waitsForRoom++;
     this.options.metrics.fetchPaused();
     this.options.logger.debug(
-      { held: this.held, heldBytes: this.heldBytes, bytes },
+      { held: this.budget.held, heldBytes: this.budget.heldBytes, bytes },
       'order events: in-flight limit reached',
     );
     this.reportGauges();
-    while (!this.hasRoomFor(bytes)) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, HEARTBEAT_WHILE_WAITING_MS);
-        this.roomWaiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-      if (this.draining || !this.assigned.has(key)) return false;
-      await control.heartbeat();
-      this.progressed();
-    }
-    return true;
-  }
-
-  private wakeRoomWaiters(): void {
-    for (const wake of this.roomWaiters.splice(0)) wake();
+    return this.budget.waitForRoom(
+      bytes,
+      () => this.draining || !this.assigned.has(key),
+      async () => {
+        await control.heartbeat();
+        this.progressed();
+      },
+    );
   }
 
   private pauseAll(): void {
@@ -394,12 +346,8 @@ export class DeliveryEngine {
 
   private finish(work: Work, outcome: ProcessOutcome): void {
     this.options.metrics.processed(outcome);
-    if (outcome !== 'abandoned') {
-      // A stale tracker (partition revoked meanwhile) is no longer committed from.
-      if (work.tracker.complete(work.offset)) this.completionsSinceCommit++;
-    }
-    this.held--;
-    this.heldBytes -= work.bytes;
+    if (outcome !== 'abandoned') this.committer.completed(work.tracker, work.offset);
+    this.budget.give(work.bytes);
     let start: Work[] = [];
     if (work.ticket !== undefined) {
       try {
@@ -410,9 +358,9 @@ export class DeliveryEngine {
     }
     for (const next of start) this.run(next);
     this.reportGauges();
-    if (this.completionsSinceCommit >= this.options.commitEveryCompletions) this.commitSoon();
+    this.committer.commitIfDue();
     // A waiting batch checks for itself whether its next message fits now.
-    if (this.roomWaiters.length > 0) this.wakeRoomWaiters();
+    this.budget.wakeWaiters();
     if (this.scheduler.running === 0) {
       for (const wake of this.idleWaiters.splice(0)) wake();
     }
@@ -440,13 +388,11 @@ export class DeliveryEngine {
       if (next.has(key)) continue;
       revoked.push(tp);
       dropped += this.release(this.scheduler.dropQueued(key));
-      this.trackers.delete(key);
-      this.highWatermarks.delete(key);
+      this.committer.forget(key);
     }
     const added = [...next].filter(([key]) => !this.assigned.has(key)).map(([, tp]) => tp);
     this.assigned = next;
-    // The client starts over from the committed offsets: commit again what is done.
-    for (const tracker of this.trackers.values()) tracker.committed = undefined;
+    this.committer.startOver();
     this.options.logger.info(
       {
         topic: this.options.topic,
@@ -460,7 +406,7 @@ export class DeliveryEngine {
     this.options.onAssignment?.(assignment);
     if (this.draining) this.pauseAll();
     this.reportGauges();
-    this.wakeRoomWaiters();
+    this.budget.wakeWaiters();
   }
 
   private onCrash(error: Error, restarting: boolean): void {
@@ -478,90 +424,10 @@ export class DeliveryEngine {
     this.options.onFatal?.(error);
   }
 
-  // ------------------------------------------------------------------ commits
-
-  private commitSoon(): void {
-    if (this.committing !== undefined) {
-      this.commitAgain = true;
-      return;
-    }
-    this.committing = this.commitLoop().finally(() => {
-      this.committing = undefined;
-    });
-  }
-
-  private async commitLoop(): Promise<void> {
-    do {
-      this.commitAgain = false;
-      const offsets = this.commitCandidates(false);
-      this.completionsSinceCommit = 0;
-      this.reportLag();
-      if (offsets.length === 0) continue;
-      const trackers = offsets.map((o) => this.trackers.get(tpKey(o.topic, o.partition)));
-      const started = Date.now();
-      try {
-        await this.options.consumer.commit(offsets);
-        this.counters.commits++;
-        this.options.logger.debug(
-          { partitions: offsets.length, durationMs: Date.now() - started },
-          'order events: committed',
-        );
-        offsets.forEach((offset, index) => {
-          const tracker = trackers[index];
-          // Only if the partition was not revoked and re-assigned meanwhile.
-          if (
-            tracker !== undefined &&
-            this.trackers.get(tpKey(offset.topic, offset.partition)) === tracker
-          ) {
-            const value = BigInt(offset.offset);
-            if (tracker.committed === undefined || value > tracker.committed)
-              tracker.committed = value;
-          }
-        });
-      } catch (error) {
-        // Expected around every rebalance (the generation changes): warn once per streak.
-        this.failedCommits++;
-        const level = this.failedCommits === 1 || this.failedCommits % 100 === 0 ? 'warn' : 'debug';
-        this.options.logger[level](
-          {
-            error: describeFailure(error),
-            partitions: offsets.length,
-            failedInARow: this.failedCommits,
-          },
-          'order events: commit failed; retrying with the next commit',
-        );
-        return;
-      }
-      this.failedCommits = 0;
-    } while (this.commitAgain && !this.draining);
-  }
-
-  /** Watermarks of assigned partitions that moved past their last commit (or all: `force`). */
-  private commitCandidates(force: boolean): TopicPartitionOffset[] {
-    const offsets: TopicPartitionOffset[] = [];
-    for (const [key, tp] of this.assigned) {
-      const tracker = this.trackers.get(key);
-      if (tracker === undefined) continue;
-      const offset = force ? tracker.watermark() : tracker.commitCandidate();
-      if (offset !== undefined) offsets.push({ ...tp, offset: offset.toString() });
-    }
-    return offsets;
-  }
-
-  private reportLag(): void {
-    for (const [key, tp] of this.assigned) {
-      const high = this.highWatermarks.get(key);
-      const watermark = this.trackers.get(key)?.watermark();
-      if (high === undefined || watermark === undefined) continue;
-      const lag = high > watermark ? high - watermark : 0n;
-      this.options.metrics.partitionLag(tp.topic, tp.partition, Number(lag));
-    }
-  }
-
   private reportGauges(): void {
     this.options.metrics.queued(this.scheduler.queued);
     this.options.metrics.inFlight(this.scheduler.running);
-    this.options.metrics.heldBytes(this.heldBytes);
+    this.options.metrics.heldBytes(this.budget.heldBytes);
   }
 
   private safely(what: string, action: () => void): void {
@@ -573,32 +439,6 @@ export class DeliveryEngine {
   }
 }
 
-/** What a held message costs in memory: its key, value and headers (as text). */
-export function messageBytes(message: InboundMessage): number {
-  let bytes = (message.key?.length ?? 0) + (message.value?.length ?? 0);
-  for (const [name, value] of Object.entries(message.headers)) {
-    bytes += name.length + value.length;
-  }
-  return bytes;
-}
-
 function partitionsOf(tps: readonly TopicPartition[]): number[] {
   return tps.map((tp) => tp.partition).sort((a, b) => a - b);
-}
-
-/** Resolves (or rejects) with `promise`, or rejects after `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
