@@ -2,8 +2,8 @@
  * Conformance, authentication: OAuth client credentials at /partner/auth/token, bearer
  * tokens with expiry on the virtual clock, scopes per endpoint, X-Organization-Id rules.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { fetchToken, type SandboxHandle } from '../support/sandbox.js';
 import {
   basic,
   call,
@@ -14,6 +14,7 @@ import {
   type ErrorBody,
   type ValidationBody,
 } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 const CREATE = 'organization:payflow:create';
 const UPDATE = 'organization:payflow:update';
@@ -22,12 +23,11 @@ const READ = 'organization:payflow:read';
 describe('sandbox authentication', () => {
   let sandbox: SandboxHandle;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ tokenTtlSeconds: 3600 });
-  });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
+  useTestSandbox({
+    options: { tokenTtlSeconds: 3600 },
+    started: (started) => {
+      sandbox = started;
+    },
   });
 
   describe('POST /partner/auth/token', () => {

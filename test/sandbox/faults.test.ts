@@ -2,21 +2,22 @@
  * Fault injection: 429 with Retry-After, `times`, `rate`, path patterns, latency, a reset
  * connection, and `afterProcessing` (the request took effect but the answer was lost).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import { call, control, paymentBody, type ErrorBody } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 describe('sandbox fault injection', () => {
   let sandbox: SandboxHandle;
   let token: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-  });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
 
   const create = () =>

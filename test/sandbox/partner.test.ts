@@ -2,8 +2,8 @@
  * Conformance, group B (partner): payment methods, re-send, terminal receipt, manual-paid,
  * settlement CSV; plus the payer simulation and installment debits on the virtual clock.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { fetchToken, type SandboxHandle } from '../support/sandbox.js';
 import {
   call,
   control,
@@ -12,6 +12,7 @@ import {
   type PaymentStatusBody,
   type ValidationBody,
 } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 const LINK = '000000000000000000000000';
 const TERMINAL = '000000000000000000000001';
@@ -32,14 +33,16 @@ describe('sandbox group B', () => {
   let token: string;
   let partner: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-    partner = sandbox.partnerUrl;
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  beforeAll(() => {
+    partner = sandbox.partnerUrl;
   });
 
   const status = async (paymentId: string) =>

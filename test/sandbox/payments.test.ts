@@ -3,7 +3,7 @@
  * and the business rules of the spec and docs/assumptions.md.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 import {
   call,
@@ -16,6 +16,7 @@ import {
   type PaymentStatusBody,
   type ValidationBody,
 } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 const HEX24 = /^[0-9a-f]{24}$/;
 
@@ -24,14 +25,16 @@ describe('sandbox group A', () => {
   let token: string;
   let api: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-    api = `${sandbox.url}/api`;
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  beforeAll(() => {
+    api = `${sandbox.url}/api`;
   });
 
   const post = <T = ValidationBody>(path: string, body: unknown) =>

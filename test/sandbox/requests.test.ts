@@ -2,21 +2,22 @@
  * Conformance, HTTP level: which media types each endpoint takes (415 otherwise), which
  * methods a known path allows (405 with Allow otherwise) and the RFC 6750 challenges.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { call, control, createPayment, paymentBody, type ErrorBody } from './helpers.js';
+import { describe, expect, it } from '@jest/globals';
+import { fetchToken, type SandboxHandle } from '../support/sandbox.js';
+import { call, createPayment, paymentBody, type ErrorBody } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 describe('sandbox requests', () => {
   let sandbox: SandboxHandle;
   let token: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-  });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
 
   describe('media types', () => {

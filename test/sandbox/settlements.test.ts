@@ -2,8 +2,8 @@
  * POST /sandbox/settlements (settlement rows and broken lines on chosen dates) and the
  * streamed settlement CSV of GET /partner/settlements/generate_csv.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { describe, expect, it } from '@jest/globals';
+import { fetchToken, type SandboxHandle } from '../support/sandbox.js';
 import {
   call,
   control,
@@ -12,6 +12,7 @@ import {
   type PaymentStatusBody,
   type ValidationBody,
 } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 const HEADER =
   'settlement_id,settlement_date,organization_id,payment_id,payment_number,installment_id,internal_ref,order_number,transaction_type,currency,gross_amount,fee_amount,net_amount,booked_at';
@@ -44,13 +45,13 @@ describe('sandbox settlement seeding', () => {
   let sandbox: SandboxHandle;
   let token: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-  });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
 
   const seed = (body: unknown) => control<SeedAnswer>(sandbox, 'POST', '/settlements', body);

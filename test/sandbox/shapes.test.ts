@@ -4,10 +4,11 @@
  * webhook body) carries unknown fields, so that a client is tested against more than one
  * reading of the spec. The default ("standard") is what every other sandbox test checks.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { type SandboxHandle } from '../support/sandbox.js';
 import { basic, call, control, paymentBody, tokenRequest } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 type Json = Record<string, unknown>;
 const DECIMAL_TEXT = /^\d+\.\d{2}$/;
@@ -61,14 +62,17 @@ describe('sandbox alternate shapes', () => {
   let token: string;
   let api: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox({ shapes: 'alternate' });
-    api = `${sandbox.url}/api`;
+  useTestSandbox({
+    options: { shapes: 'alternate' },
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  beforeAll(() => {
+    api = `${sandbox.url}/api`;
   });
 
   const createWithPlan = async () => {

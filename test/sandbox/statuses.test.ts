@@ -3,8 +3,8 @@
  * states): SENT after creation when the payment link is sent, DRAFT when it is not, and
  * PENDING for a payment or an installment whose payment is being processed.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { describe, expect, it } from '@jest/globals';
+import { type SandboxHandle } from '../support/sandbox.js';
 import {
   call,
   control,
@@ -13,6 +13,7 @@ import {
   type InstallmentRecord,
   type PaymentStatusBody,
 } from './helpers.js';
+import { useTestSandbox } from './sandbox-setup.js';
 
 const TERMINAL = '000000000000000000000001';
 const LINK = '000000000000000000000000';
@@ -30,13 +31,13 @@ describe('sandbox statuses', () => {
   let sandbox: SandboxHandle;
   let token: string;
 
-  beforeAll(async () => {
-    sandbox = await startTestSandbox();
-  });
-  afterAll(() => sandbox.close());
-  beforeEach(async () => {
-    await control(sandbox, 'POST', '/reset');
-    token = await fetchToken(sandbox);
+  useTestSandbox({
+    started: (started) => {
+      sandbox = started;
+    },
+    token: (fresh) => {
+      token = fresh;
+    },
   });
 
   const create = async (communication?: Record<string, boolean>): Promise<CreatedPayment> => {
