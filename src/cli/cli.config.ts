@@ -26,16 +26,20 @@ const cliEnvSchema = envSchema
 
 /** The Payflow variables, validated only by the commands that call Payflow
  * (`reconcile`, `settlements pull`). */
-const cliPayflowEnvSchema = envSchema.pick({
-  PAYFLOW_BASE_URL: true,
-  PAYFLOW_PARTNER_BASE_URL: true,
-  PAYFLOW_TOKEN_URL: true,
-  PAYFLOW_CLIENT_ID: true,
-  PAYFLOW_CLIENT_SECRET: true,
-  PAYFLOW_CONNECT_TIMEOUT: true,
-  PAYFLOW_REQUEST_TIMEOUT: true,
-  PAYFLOW_MAX_CONNECTIONS: true,
-});
+const cliPayflowEnvSchema = envSchema
+  .pick({
+    PAYFLOW_BASE_URL: true,
+    PAYFLOW_PARTNER_BASE_URL: true,
+    PAYFLOW_TOKEN_URL: true,
+    PAYFLOW_CLIENT_ID: true,
+    PAYFLOW_CLIENT_SECRET: true,
+    PAYFLOW_CONNECT_TIMEOUT: true,
+    PAYFLOW_REQUEST_TIMEOUT: true,
+  })
+  .extend({
+    // The CLI's calls are few and one at a time; it has no MAX_IN_FLIGHT to follow.
+    PAYFLOW_MAX_CONNECTIONS: envSchema.shape.PAYFLOW_MAX_CONNECTIONS.unwrap().default(8),
+  });
 
 export type CliPayflowConfig = z.output<typeof cliPayflowEnvSchema>;
 

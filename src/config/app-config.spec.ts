@@ -56,6 +56,29 @@ describe('loadConfig', () => {
     }
   });
 
+  it('opens as many Payflow connections as events may be in flight, unless told otherwise', () => {
+    expect(loadConfig(required).PAYFLOW_MAX_CONNECTIONS).toBe(256);
+    expect(loadConfig({ ...required, MAX_IN_FLIGHT: '40' }).PAYFLOW_MAX_CONNECTIONS).toBe(40);
+    expect(
+      loadConfig({ ...required, MAX_IN_FLIGHT: '40', PAYFLOW_MAX_CONNECTIONS: '10' })
+        .PAYFLOW_MAX_CONNECTIONS,
+    ).toBe(10);
+    expect(() => loadConfig({ ...required, PAYFLOW_MAX_CONNECTIONS: '0' })).toThrow(
+      'PAYFLOW_MAX_CONNECTIONS',
+    );
+  });
+
+  it('exports spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set', () => {
+    expect(loadConfig(required).OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
+    expect(
+      loadConfig({ ...required, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })
+        .OTEL_EXPORTER_OTLP_ENDPOINT,
+    ).toBe('http://collector:4318');
+    expect(() => loadConfig({ ...required, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector' })).toThrow(
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+    );
+  });
+
   it('sends documents as JSON unless PAYFLOW_DOCUMENT_UPLOAD says multipart', () => {
     expect(loadConfig(required).PAYFLOW_DOCUMENT_UPLOAD).toBe('json');
     expect(

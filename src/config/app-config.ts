@@ -118,7 +118,11 @@ export const envSchema = z.object({
   PAYFLOW_CLIENT_SECRET: z.string().min(1, { message: 'is required' }),
   PAYFLOW_CONNECT_TIMEOUT: duration.default(5_000),
   PAYFLOW_REQUEST_TIMEOUT: duration.default(30_000),
-  PAYFLOW_MAX_CONNECTIONS: positiveInt.default(64),
+  /**
+   * Connections to Payflow at once. Unset: MAX_IN_FLIGHT (loadConfig), since every event in
+   * flight may be in a call; fewer made calls wait for a connection inside the process.
+   */
+  PAYFLOW_MAX_CONNECTIONS: positiveInt.optional(),
   /** How uploadDocument sends a document: JSON with base64 content, or multipart/form-data. */
   PAYFLOW_DOCUMENT_UPLOAD: z
     .enum(['json', 'multipart'], { message: 'must be json or multipart' })
@@ -158,9 +162,15 @@ export const envSchema = z.object({
     .default('Europe/Oslo'),
   /** Run the nightly settlement pull in this process (the CLI pulls by hand either way). */
   SETTLEMENT_ENABLED: boolean.default(true),
+
+  /** OpenTelemetry: unset, no spans are exported (the trace headers still propagate). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).default('payflow-bridge'),
 });
 
-export type AppConfig = z.output<typeof envSchema>;
+export type AppConfig = Omit<z.output<typeof envSchema>, 'PAYFLOW_MAX_CONNECTIONS'> & {
+  readonly PAYFLOW_MAX_CONNECTIONS: number;
+};
 
 export class ConfigError extends ValidationError {
   constructor(
@@ -217,7 +227,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
       'must be set together with its pair (TLS_CERT_FILE and TLS_KEY_FILE)',
     );
   }
-  return config;
+  return {
+    ...config,
+    PAYFLOW_MAX_CONNECTIONS: config.PAYFLOW_MAX_CONNECTIONS ?? config.MAX_IN_FLIGHT,
+  };
 }
 
 const databaseEnvSchema = envSchema.pick({
