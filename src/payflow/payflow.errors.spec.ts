@@ -12,13 +12,15 @@ import {
   PayflowTimeoutError,
   PayflowUnauthorizedError,
   PayflowValidationError,
+} from './payflow.errors.js';
+import {
   errorCodeOf,
   errorForStatus,
   errorForTransport,
   parseRetryAfter,
   validationDetailOf,
   type TransportContext,
-} from './payflow.errors.js';
+} from './payflow.error-mapping.js';
 import { AppError } from '../common/app-error.js';
 
 const base = { endpoint: 'createPayment', method: 'POST' } as const;

@@ -1,7 +1,12 @@
 /**
  * Every failure of a Payflow call, as a typed error with a stable `code`.
  *
- * - `transient`: whether the same call may succeed later (network, time-out, 408, 429, 5xx).
+ * What a code means is data (PAYFLOW_ERROR_KINDS): whether the same call may succeed later
+ * (`transient`: network, time-out, 408, 429, 5xx), the dead-letter reason of a permanent one,
+ * and the message. One class, PayflowError, reads that table; the named classes
+ * (PayflowServerError, …) exist so that callers can still test `instanceof` and build errors
+ * in tests, and only carry the one extra fact some kinds have (422 detail, phase, …).
+ *
  * - `reached`: whether the request may have reached Payflow, for the caller's retry decision
  *   on non-idempotent calls: `no` (nothing was sent: connect/DNS failure, refused, invalid
  *   input, a failed token request before it), `maybe` (sent, then reset or timed out before
@@ -9,36 +14,47 @@
  * - `mayHaveTakenEffect`: `reached` combined with the status: an answered 4xx (or 429/408)
  *   took no effect, a 5xx or a broken 2xx may have.
  *
+ * Turning HTTP answers and transport failures into these errors: payflow.error-mapping.ts.
  * Messages and metadata carry endpoint names, statuses and Payflow's error codes only: never
  * request bodies, tokens, secrets, emails or phone numbers.
  */
-import type { ZodError } from 'zod';
 import { AppError, type ErrorMetadata } from '../common/app-error.js';
-import {
-  errorBodySchema,
-  oauthErrorSchema,
-  validationErrorSchema,
-  type ValidationDetail,
-} from './payflow.schemas.js';
+import type { ValidationDetail } from './payflow.schemas.js';
 import type { PayflowEndpointName } from './payflow.types.js';
 
 export type PayflowReached = 'no' | 'maybe' | 'yes';
 /** `token`: the failure was the token request made for this call (so the call itself was not sent). */
 export type PayflowStage = 'token' | 'request';
+export type PayflowTimeoutPhase = 'connect' | 'headers' | 'body' | 'deadline' | 'http408';
 
-export type PayflowErrorCode =
-  | 'PAYFLOW.VALIDATION'
-  | 'PAYFLOW.RATE_LIMITED'
-  | 'PAYFLOW.SERVER_ERROR'
-  | 'PAYFLOW.NETWORK'
-  | 'PAYFLOW.TIMEOUT'
-  | 'PAYFLOW.UNAUTHORIZED'
-  | 'PAYFLOW.FORBIDDEN'
-  | 'PAYFLOW.NOT_FOUND'
-  | 'PAYFLOW.BAD_RESPONSE'
-  | 'PAYFLOW.CLIENT_ERROR'
-  | 'PAYFLOW.INVALID_REQUEST'
-  | 'PAYFLOW.ABORTED';
+/** Each code, and the one extra fact an error of that code carries (undefined: none). */
+export interface PayflowErrorFacts {
+  /** 422: where (loc) and why (type, msg) Payflow rejected the request. */
+  'PAYFLOW.VALIDATION': readonly ValidationDetail[];
+  /** 429; `retryAfterMs` from Retry-After when given. */
+  'PAYFLOW.RATE_LIMITED': undefined;
+  /** 5xx. */
+  'PAYFLOW.SERVER_ERROR': undefined;
+  /** No usable answer (DNS, refused, reset, closed socket): the system error code. */
+  'PAYFLOW.NETWORK': string | undefined;
+  /** A time-out (connect, waiting for the answer, reading it) or an HTTP 408. */
+  'PAYFLOW.TIMEOUT': PayflowTimeoutPhase;
+  /** 401 after one token refresh, or the token endpoint refusing our client credentials. */
+  'PAYFLOW.UNAUTHORIZED': undefined;
+  /** 403: missing scope or an organization the client does not belong to. */
+  'PAYFLOW.FORBIDDEN': undefined;
+  /** 404: unknown payment, installment or document. */
+  'PAYFLOW.NOT_FOUND': undefined;
+  /** An answer we cannot use (a 2xx not matching the schema, not JSON, a 3xx): what is wrong. */
+  'PAYFLOW.BAD_RESPONSE': string;
+  /** Any other 4xx (400, 409, 413, …). */
+  'PAYFLOW.CLIENT_ERROR': undefined;
+  /** The input could not be turned into a valid request, so nothing was sent: why. */
+  'PAYFLOW.INVALID_REQUEST': string;
+  /** The caller's signal aborted the call, or the client was closed. */
+  'PAYFLOW.ABORTED': 'caller' | 'closed';
+}
+export type PayflowErrorCode = keyof PayflowErrorFacts;
 
 export interface PayflowErrorInit {
   readonly endpoint: PayflowEndpointName;
@@ -54,20 +70,117 @@ export interface PayflowErrorInit {
   readonly cause?: unknown;
 }
 
+interface PayflowErrorKind<Fact> {
+  readonly transient: boolean;
+  readonly message: (init: PayflowErrorInit, fact: Fact) => string;
+  /** Metadata the fact adds (non-sensitive only). */
+  readonly metadata?: (fact: Fact) => ErrorMetadata;
+}
+
+const withPayflowCode = (init: PayflowErrorInit): string =>
+  init.payflowCode ? ` ${init.payflowCode}` : '';
+
+function summarize(detail: readonly ValidationDetail[]): string {
+  const summary = detail
+    .slice(0, 3)
+    .map((entry) => `${entry.loc.join('.')} ${entry.type}`)
+    .join('; ');
+  const more = detail.length > 3 ? ` (+${detail.length - 3} more)` : '';
+  return summary ? `: ${summary}${more}` : '';
+}
+
+/** What every code means. A permanent one is dead-lettered as `rejected_by_payflow`. */
+export const PAYFLOW_ERROR_KINDS: {
+  readonly [C in PayflowErrorCode]: PayflowErrorKind<PayflowErrorFacts[C]>;
+} = {
+  'PAYFLOW.VALIDATION': {
+    transient: false,
+    message: (init, detail) => `Payflow rejected ${init.endpoint} (422)${summarize(detail)}`,
+    metadata: (detail) => ({ detailCount: detail.length, detailType: detail[0]?.type }),
+  },
+  'PAYFLOW.RATE_LIMITED': {
+    transient: true,
+    message: ({ endpoint, retryAfterMs }) =>
+      `Payflow rate-limited ${endpoint} (429)${
+        retryAfterMs === undefined ? '' : `, retry after ${retryAfterMs} ms`
+      }`,
+  },
+  'PAYFLOW.SERVER_ERROR': {
+    transient: true,
+    message: (init) => `Payflow failed ${init.endpoint} (${init.status ?? '5xx'})`,
+  },
+  'PAYFLOW.NETWORK': {
+    transient: true,
+    message: (init, networkCode) =>
+      `Network failure calling Payflow ${init.endpoint}${networkCode ? ` (${networkCode})` : ''}, reached: ${init.reached}`,
+    metadata: (networkCode) => ({ networkCode }),
+  },
+  'PAYFLOW.TIMEOUT': {
+    transient: true,
+    message: (init, phase) =>
+      `Payflow ${init.endpoint} timed out (${phase}), reached: ${init.reached}`,
+    metadata: (phase) => ({ phase }),
+  },
+  'PAYFLOW.UNAUTHORIZED': {
+    transient: false,
+    message: (init) =>
+      `Payflow refused the credentials for ${init.endpoint} (401${withPayflowCode(init)})`,
+  },
+  'PAYFLOW.FORBIDDEN': {
+    transient: false,
+    message: (init) => `Payflow forbade ${init.endpoint} (403${withPayflowCode(init)})`,
+  },
+  'PAYFLOW.NOT_FOUND': {
+    transient: false,
+    message: (init) => `Payflow found nothing for ${init.endpoint} (404)`,
+  },
+  'PAYFLOW.BAD_RESPONSE': {
+    transient: false,
+    message: (init, problem) =>
+      `Payflow answered ${init.endpoint} with an unusable response: ${problem}`,
+  },
+  'PAYFLOW.CLIENT_ERROR': {
+    transient: false,
+    message: (init) =>
+      `Payflow rejected ${init.endpoint} (${init.status ?? '4xx'}${withPayflowCode(init)})`,
+  },
+  'PAYFLOW.INVALID_REQUEST': {
+    transient: false,
+    message: (init, problem) => `Invalid ${init.endpoint} request, not sent: ${problem}`,
+  },
+  'PAYFLOW.ABORTED': {
+    transient: true,
+    message: (init, reason) =>
+      `Payflow ${init.endpoint} aborted (${reason}), reached: ${init.reached}`,
+    metadata: (reason) => ({ reason }),
+  },
+};
+
+/** What the table says of one error: its message, whether it is transient, its metadata. */
+interface KindOfError {
+  readonly message: string;
+  readonly transient: boolean;
+  readonly metadata: ErrorMetadata | undefined;
+}
+
+/** Every failure of a Payflow call (`instanceof PayflowError`). */
 export abstract class PayflowError extends AppError {
   abstract override readonly code: PayflowErrorCode;
+  readonly transient: boolean;
+  /** A permanent failure is dead-lettered as `rejected_by_payflow`; a transient one retried. */
+  override readonly deadLetterReason: 'rejected_by_payflow' | undefined;
   readonly endpoint: PayflowEndpointName;
   readonly method: string;
   readonly reached: PayflowReached;
   readonly status: number | undefined;
   readonly payflowCode: string | undefined;
-  readonly retryAfterMs: number | undefined;
+  override readonly retryAfterMs: number | undefined;
   readonly stage: PayflowStage;
   readonly attempt: number;
 
-  constructor(message: string, init: PayflowErrorInit, extra: ErrorMetadata = {}) {
+  protected constructor(init: PayflowErrorInit, kind: KindOfError) {
     const stage = init.stage ?? 'request';
-    super(message, {
+    super(kind.message, {
       cause: init.cause,
       metadata: {
         endpoint: init.endpoint,
@@ -78,9 +191,11 @@ export abstract class PayflowError extends AppError {
         retryAfterMs: init.retryAfterMs,
         stage,
         attempt: init.attempt ?? 1,
-        ...extra,
+        ...kind.metadata,
       },
     });
+    this.transient = kind.transient;
+    this.deadLetterReason = kind.transient ? undefined : 'rejected_by_payflow';
     this.endpoint = init.endpoint;
     this.method = init.method;
     this.reached = init.reached;
@@ -103,42 +218,71 @@ export abstract class PayflowError extends AppError {
 
   /** The same failure re-attributed to another call, e.g. a token failure inside createPayment. */
   abstract withContext(init: PayflowErrorInit): PayflowError;
+}
 
-  protected init(): PayflowErrorInit {
-    return {
-      endpoint: this.endpoint,
-      method: this.method,
-      reached: this.reached,
-      status: this.status,
-      payflowCode: this.payflowCode,
-      retryAfterMs: this.retryAfterMs,
-      stage: this.stage,
-      attempt: this.attempt,
-      cause: this.cause,
-    };
+/** The base of the named classes: one code, its fact, the rest from PAYFLOW_ERROR_KINDS. */
+export abstract class PayflowErrorOf<C extends PayflowErrorCode> extends PayflowError {
+  readonly code: C;
+
+  protected constructor(
+    code: C,
+    init: PayflowErrorInit,
+    /** The kind's extra fact (PayflowErrorFacts), kept for withContext. */
+    protected readonly fact: PayflowErrorFacts[C],
+  ) {
+    const kind: PayflowErrorKind<PayflowErrorFacts[C]> = PAYFLOW_ERROR_KINDS[code];
+    super(init, {
+      message: kind.message(init, fact),
+      transient: kind.transient,
+      metadata: kind.metadata?.(fact),
+    });
+    this.code = code;
+  }
+
+  withContext(init: PayflowErrorInit): PayflowErrorOf<C> {
+    return payflowError(this.code, init, this.fact);
   }
 }
 
-/** 422: Payflow rejected the request; `detail` says where (loc) and why (type, msg). */
-export class PayflowValidationError extends PayflowError {
-  readonly code = 'PAYFLOW.VALIDATION';
-  readonly transient = false;
+// ---------------------------------------------------------------- the named kinds
+
+type PlainCode = {
+  [C in PayflowErrorCode]: PayflowErrorFacts[C] extends undefined ? C : never;
+}[PayflowErrorCode];
+
+/** The class of a code without an extra fact: `new PayflowServerError(init)`. */
+function plainKind<C extends PlainCode>(code: C, name: string) {
+  const Kind = class extends PayflowErrorOf<C> {
+    constructor(init: PayflowErrorInit) {
+      super(code, init, undefined);
+    }
+  };
+  Object.defineProperty(Kind, 'name', { value: name });
+  return Kind;
+}
+
+export const PayflowRateLimitedError = plainKind('PAYFLOW.RATE_LIMITED', 'PayflowRateLimitedError');
+export const PayflowServerError = plainKind('PAYFLOW.SERVER_ERROR', 'PayflowServerError');
+export const PayflowUnauthorizedError = plainKind(
+  'PAYFLOW.UNAUTHORIZED',
+  'PayflowUnauthorizedError',
+);
+export const PayflowForbiddenError = plainKind('PAYFLOW.FORBIDDEN', 'PayflowForbiddenError');
+export const PayflowNotFoundError = plainKind('PAYFLOW.NOT_FOUND', 'PayflowNotFoundError');
+export const PayflowClientError = plainKind('PAYFLOW.CLIENT_ERROR', 'PayflowClientError');
+export type PayflowRateLimitedError = InstanceType<typeof PayflowRateLimitedError>;
+export type PayflowServerError = InstanceType<typeof PayflowServerError>;
+export type PayflowUnauthorizedError = InstanceType<typeof PayflowUnauthorizedError>;
+export type PayflowForbiddenError = InstanceType<typeof PayflowForbiddenError>;
+export type PayflowNotFoundError = InstanceType<typeof PayflowNotFoundError>;
+export type PayflowClientError = InstanceType<typeof PayflowClientError>;
+
+export class PayflowValidationError extends PayflowErrorOf<'PAYFLOW.VALIDATION'> {
   constructor(
     init: PayflowErrorInit,
     readonly detail: readonly ValidationDetail[],
   ) {
-    const summary = detail
-      .slice(0, 3)
-      .map((entry) => `${entry.loc.join('.')} ${entry.type}`)
-      .join('; ');
-    const more = detail.length > 3 ? ` (+${detail.length - 3} more)` : '';
-    super(`Payflow rejected ${init.endpoint} (422)${summary ? `: ${summary}${more}` : ''}`, init, {
-      detailCount: detail.length,
-      detailType: detail[0]?.type,
-    });
-  }
-  withContext(init: PayflowErrorInit): PayflowValidationError {
-    return new PayflowValidationError(init, this.detail);
+    super('PAYFLOW.VALIDATION', init, detail);
   }
   /** Whether any entry is a business rule (`type` starting with `business.`). */
   get isBusinessRule(): boolean {
@@ -146,351 +290,90 @@ export class PayflowValidationError extends PayflowError {
   }
 }
 
-/** 429: Payflow asked us to slow down; `retryAfterMs` from Retry-After when given. */
-export class PayflowRateLimitedError extends PayflowError {
-  readonly code = 'PAYFLOW.RATE_LIMITED';
-  readonly transient = true;
-  constructor(init: PayflowErrorInit) {
-    super(
-      `Payflow rate-limited ${init.endpoint} (429)${
-        init.retryAfterMs === undefined ? '' : `, retry after ${init.retryAfterMs} ms`
-      }`,
-      init,
-    );
-  }
-  withContext(init: PayflowErrorInit): PayflowRateLimitedError {
-    return new PayflowRateLimitedError(init);
-  }
-}
-
-/** 5xx. */
-export class PayflowServerError extends PayflowError {
-  readonly code = 'PAYFLOW.SERVER_ERROR';
-  readonly transient = true;
-  constructor(init: PayflowErrorInit) {
-    super(`Payflow failed ${init.endpoint} (${init.status ?? '5xx'})`, init);
-  }
-  withContext(init: PayflowErrorInit): PayflowServerError {
-    return new PayflowServerError(init);
-  }
-}
-
-/** No usable answer: DNS, refused, reset, closed socket. */
-export class PayflowNetworkError extends PayflowError {
-  readonly code = 'PAYFLOW.NETWORK';
-  readonly transient = true;
+export class PayflowNetworkError extends PayflowErrorOf<'PAYFLOW.NETWORK'> {
   constructor(
     init: PayflowErrorInit,
     readonly networkCode: string | undefined,
   ) {
-    super(
-      `Network failure calling Payflow ${init.endpoint}${networkCode ? ` (${networkCode})` : ''}, reached: ${init.reached}`,
-      init,
-      { networkCode },
-    );
-  }
-  withContext(init: PayflowErrorInit): PayflowNetworkError {
-    return new PayflowNetworkError(init, this.networkCode);
+    super('PAYFLOW.NETWORK', init, networkCode);
   }
 }
 
-export type PayflowTimeoutPhase = 'connect' | 'headers' | 'body' | 'deadline' | 'http408';
-
-/** A time-out (connect, waiting for the answer, reading it) or an HTTP 408. */
-export class PayflowTimeoutError extends PayflowError {
-  readonly code = 'PAYFLOW.TIMEOUT';
-  readonly transient = true;
+export class PayflowTimeoutError extends PayflowErrorOf<'PAYFLOW.TIMEOUT'> {
   constructor(
     init: PayflowErrorInit,
     readonly phase: PayflowTimeoutPhase,
   ) {
-    super(`Payflow ${init.endpoint} timed out (${phase}), reached: ${init.reached}`, init, {
-      phase,
-    });
-  }
-  withContext(init: PayflowErrorInit): PayflowTimeoutError {
-    return new PayflowTimeoutError(init, this.phase);
+    super('PAYFLOW.TIMEOUT', init, phase);
   }
 }
 
-/** 401 after one token refresh, or the token endpoint refusing our client credentials. */
-export class PayflowUnauthorizedError extends PayflowError {
-  readonly code = 'PAYFLOW.UNAUTHORIZED';
-  readonly transient = false;
-  constructor(init: PayflowErrorInit) {
-    super(
-      `Payflow refused the credentials for ${init.endpoint} (401${
-        init.payflowCode ? ` ${init.payflowCode}` : ''
-      })`,
-      init,
-    );
-  }
-  withContext(init: PayflowErrorInit): PayflowUnauthorizedError {
-    return new PayflowUnauthorizedError(init);
-  }
+/** The class of a code whose fact is a `problem`: what is wrong, without values. */
+function problemKind<C extends 'PAYFLOW.BAD_RESPONSE' | 'PAYFLOW.INVALID_REQUEST'>(
+  code: C,
+  name: string,
+) {
+  const Kind = class extends PayflowErrorOf<C> {
+    constructor(
+      init: PayflowErrorInit,
+      readonly problem: string,
+    ) {
+      super(code, init, problem);
+    }
+  };
+  Object.defineProperty(Kind, 'name', { value: name });
+  return Kind;
 }
 
-/** 403: missing scope or an organization the client does not belong to. */
-export class PayflowForbiddenError extends PayflowError {
-  readonly code = 'PAYFLOW.FORBIDDEN';
-  readonly transient = false;
-  constructor(init: PayflowErrorInit) {
-    super(
-      `Payflow forbade ${init.endpoint} (403${init.payflowCode ? ` ${init.payflowCode}` : ''})`,
-      init,
-    );
-  }
-  withContext(init: PayflowErrorInit): PayflowForbiddenError {
-    return new PayflowForbiddenError(init);
-  }
-}
+export const PayflowBadResponseError = problemKind(
+  'PAYFLOW.BAD_RESPONSE',
+  'PayflowBadResponseError',
+);
+export const PayflowInvalidRequestError = problemKind(
+  'PAYFLOW.INVALID_REQUEST',
+  'PayflowInvalidRequestError',
+);
+export type PayflowBadResponseError = InstanceType<typeof PayflowBadResponseError>;
+export type PayflowInvalidRequestError = InstanceType<typeof PayflowInvalidRequestError>;
 
-/** 404: unknown payment, installment or document. */
-export class PayflowNotFoundError extends PayflowError {
-  readonly code = 'PAYFLOW.NOT_FOUND';
-  readonly transient = false;
-  constructor(init: PayflowErrorInit) {
-    super(`Payflow found nothing for ${init.endpoint} (404)`, init);
-  }
-  withContext(init: PayflowErrorInit): PayflowNotFoundError {
-    return new PayflowNotFoundError(init);
-  }
-}
-
-/** An answer we cannot use: a 2xx whose body does not match the schema, not JSON, a 3xx. */
-export class PayflowBadResponseError extends PayflowError {
-  readonly code = 'PAYFLOW.BAD_RESPONSE';
-  readonly transient = false;
-  constructor(
-    init: PayflowErrorInit,
-    readonly problem: string,
-  ) {
-    super(`Payflow answered ${init.endpoint} with an unusable response: ${problem}`, init);
-  }
-  withContext(init: PayflowErrorInit): PayflowBadResponseError {
-    return new PayflowBadResponseError(init, this.problem);
-  }
-}
-
-/** Any other 4xx (400, 409, 413, …). */
-export class PayflowClientError extends PayflowError {
-  readonly code = 'PAYFLOW.CLIENT_ERROR';
-  readonly transient = false;
-  constructor(init: PayflowErrorInit) {
-    super(
-      `Payflow rejected ${init.endpoint} (${init.status ?? '4xx'}${
-        init.payflowCode ? ` ${init.payflowCode}` : ''
-      })`,
-      init,
-    );
-  }
-  withContext(init: PayflowErrorInit): PayflowClientError {
-    return new PayflowClientError(init);
-  }
-}
-
-/** The input could not be turned into a valid request; nothing was sent. */
-export class PayflowInvalidRequestError extends PayflowError {
-  readonly code = 'PAYFLOW.INVALID_REQUEST';
-  readonly transient = false;
-  constructor(
-    init: PayflowErrorInit,
-    readonly problem: string,
-  ) {
-    super(`Invalid ${init.endpoint} request, not sent: ${problem}`, init);
-  }
-  withContext(init: PayflowErrorInit): PayflowInvalidRequestError {
-    return new PayflowInvalidRequestError(init, this.problem);
-  }
-}
-
-/** The caller's signal aborted the call, or the client was closed. */
-export class PayflowAbortedError extends PayflowError {
-  readonly code = 'PAYFLOW.ABORTED';
-  readonly transient = true;
+export class PayflowAbortedError extends PayflowErrorOf<'PAYFLOW.ABORTED'> {
   constructor(
     init: PayflowErrorInit,
     readonly reason: 'caller' | 'closed',
   ) {
-    super(`Payflow ${init.endpoint} aborted (${reason}), reached: ${init.reached}`, init, {
-      reason,
-    });
-  }
-  withContext(init: PayflowErrorInit): PayflowAbortedError {
-    return new PayflowAbortedError(init, this.reason);
+    super('PAYFLOW.ABORTED', init, reason);
   }
 }
 
-// ---------------------------------------------------------------- classification
+// ---------------------------------------------------------------- by code
 
-/** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unusable. */
-export function parseRetryAfter(
-  value: string | readonly string[] | undefined,
-  nowMs: number,
-): number | undefined {
-  const first: string | undefined = typeof value === 'string' ? value : value?.[0];
-  const text = first?.trim();
-  if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  if (/^\d+\.\d+$/.test(text)) return Math.ceil(Number(text) * 1000);
-  // An HTTP date (IMF-fixdate and its obsolete forms) always names a month or weekday.
-  if (!/[a-z]/i.test(text)) return undefined;
-  const date = Date.parse(text);
-  if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - nowMs);
-}
+const CLASS_OF_CODE: {
+  readonly [C in PayflowErrorCode]: new (
+    init: PayflowErrorInit,
+    fact: PayflowErrorFacts[C],
+  ) => PayflowErrorOf<C>;
+} = {
+  'PAYFLOW.VALIDATION': PayflowValidationError,
+  'PAYFLOW.RATE_LIMITED': PayflowRateLimitedError,
+  'PAYFLOW.SERVER_ERROR': PayflowServerError,
+  'PAYFLOW.NETWORK': PayflowNetworkError,
+  'PAYFLOW.TIMEOUT': PayflowTimeoutError,
+  'PAYFLOW.UNAUTHORIZED': PayflowUnauthorizedError,
+  'PAYFLOW.FORBIDDEN': PayflowForbiddenError,
+  'PAYFLOW.NOT_FOUND': PayflowNotFoundError,
+  'PAYFLOW.BAD_RESPONSE': PayflowBadResponseError,
+  'PAYFLOW.CLIENT_ERROR': PayflowClientError,
+  'PAYFLOW.INVALID_REQUEST': PayflowInvalidRequestError,
+  'PAYFLOW.ABORTED': PayflowAbortedError,
+};
 
-/** Parses an error body for Payflow's own code; never throws. */
-function payflowCodeOf(body: unknown): string | undefined {
-  const plain = errorBodySchema.safeParse(body);
-  if (plain.success) return plain.data.code;
-  const oauth = oauthErrorSchema.safeParse(body);
-  if (oauth.success) return oauth.data.error;
-  if (typeof body === 'object' && body !== null && 'code' in body) {
-    const code = body.code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
-}
-
-/** Keeps loc, msg and type of each 422 entry (drops extras such as an echoed `input`). */
-export function validationDetailOf(body: unknown): ValidationDetail[] {
-  const parsed = validationErrorSchema.safeParse(body);
-  if (!parsed.success || parsed.data.detail === undefined) return [];
-  return parsed.data.detail.map((entry) => ({
-    loc: [...entry.loc],
-    msg: entry.msg,
-    type: entry.type,
-  }));
-}
-
-export interface StatusContext {
-  readonly endpoint: PayflowEndpointName;
-  readonly method: string;
-  readonly status: number;
-  /** Parsed JSON error body, or undefined. */
-  readonly body: unknown;
-  readonly retryAfterMs: number | undefined;
-  readonly stage?: PayflowStage;
-  readonly attempt?: number;
-}
-
-/** The error for a non-2xx HTTP answer (reached is always `yes`). */
-export function errorForStatus(context: StatusContext): PayflowError {
-  const { status } = context;
-  const init: PayflowErrorInit = {
-    endpoint: context.endpoint,
-    method: context.method,
-    status,
-    reached: 'yes',
-    payflowCode: payflowCodeOf(context.body),
-    retryAfterMs: context.retryAfterMs,
-    stage: context.stage,
-    attempt: context.attempt,
-  };
-  if (status === 422) return new PayflowValidationError(init, validationDetailOf(context.body));
-  if (status === 429) return new PayflowRateLimitedError(init);
-  if (status === 408) return new PayflowTimeoutError(init, 'http408');
-  if (status === 401) return new PayflowUnauthorizedError(init);
-  if (status === 403) return new PayflowForbiddenError(init);
-  if (status === 404) return new PayflowNotFoundError(init);
-  if (status >= 500) return new PayflowServerError(init);
-  if (status >= 400) return new PayflowClientError(init);
-  return new PayflowBadResponseError(init, `unexpected status ${status}`);
-}
-
-/** System error codes that mean the connection was never made, so nothing was sent. */
-const NOT_CONNECTED_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_FAIL',
-  'EAI_NONAME',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_DESTROYED',
-  'UND_ERR_CLOSED',
-  'CERT_HAS_EXPIRED',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'ERR_TLS_CERT_ALTNAME_INVALID',
-]);
-
-export interface TransportContext {
-  readonly endpoint: PayflowEndpointName;
-  readonly method: string;
-  /** The request head was handed to the socket (undici's sendHeaders), so it may have arrived. */
-  readonly requestSent: boolean;
-  /** Response headers arrived (the failure happened while reading the body). */
-  readonly status: number | undefined;
-  /** Why our own abort fired, when it did. */
-  readonly abortedBy: 'deadline' | 'caller' | 'closed' | undefined;
-  readonly stage?: PayflowStage;
-  readonly attempt?: number;
-}
-
-/** The error code of a thrown value, walking `cause` a few levels (undici wraps some). */
-export function errorCodeOf(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
-
-/** The error for a failure without a (complete) HTTP answer. */
-export function errorForTransport(error: unknown, context: TransportContext): PayflowError {
-  const code = errorCodeOf(error);
-  const answered = context.status !== undefined;
-  const notConnected = code !== undefined && NOT_CONNECTED_CODES.has(code);
-  // `no` only when nothing can have left this process: never connected, or never written.
-  const reached: PayflowReached = answered
-    ? 'yes'
-    : notConnected || !context.requestSent
-      ? 'no'
-      : 'maybe';
-  const init: PayflowErrorInit = {
-    endpoint: context.endpoint,
-    method: context.method,
-    status: context.status,
-    reached,
-    stage: context.stage,
-    attempt: context.attempt,
-    cause: error,
-  };
-  if (context.abortedBy === 'deadline') return new PayflowTimeoutError(init, 'deadline');
-  if (context.abortedBy === 'caller' || context.abortedBy === 'closed') {
-    return new PayflowAbortedError(init, context.abortedBy);
-  }
-  switch (code) {
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return new PayflowTimeoutError(init, 'connect');
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return new PayflowTimeoutError(init, 'headers');
-    case 'UND_ERR_BODY_TIMEOUT':
-      return new PayflowTimeoutError(init, 'body');
-    case 'UND_ERR_DESTROYED':
-    case 'UND_ERR_CLOSED':
-      return new PayflowAbortedError(init, 'closed');
-    case undefined:
-    default:
-      return new PayflowNetworkError(init, code);
-  }
-}
-
-/** A short, value-free description of zod issues: paths and messages only. */
-export function describeZodError(error: ZodError): string {
-  const issues = error.issues.slice(0, 5).map((issue) => {
-    const path = issue.path.map(String).join('.');
-    return path ? `${path}: ${issue.message}` : issue.message;
-  });
-  const more = error.issues.length > 5 ? ` (+${error.issues.length - 5} more)` : '';
-  return issues.join('; ') + more;
+/** The error of `code` (an instance of its named class), with the fact its kind carries. */
+export function payflowError<C extends PayflowErrorCode>(
+  code: C,
+  init: PayflowErrorInit,
+  fact: PayflowErrorFacts[C],
+): PayflowErrorOf<C> {
+  const Kind: new (init: PayflowErrorInit, fact: PayflowErrorFacts[C]) => PayflowErrorOf<C> =
+    CLASS_OF_CODE[code];
+  return new Kind(init, fact);
 }

@@ -29,6 +29,9 @@ import type {
   deleteDocumentResponseSchema,
   organizationsResponseSchema,
 } from './payflow.schemas.js';
+import type { SecretString } from './payflow.secret-string.js';
+
+export { SecretString } from './payflow.secret-string.js';
 
 // ---------------------------------------------------------------- calls
 
@@ -143,6 +146,16 @@ export interface MarkPaidInput {
 
 export type SettlementCsvQuery = SettlementQuery;
 
+/** One of the four installment endpoints, named by `action`, with what it needs. */
+export type InstallmentRequest =
+  | { readonly action: 'create'; readonly paymentId: string; readonly input: InstallmentInput }
+  | ({ readonly action: 'get' | 'delete' } & InstallmentRef)
+  | ({ readonly action: 'update'; readonly input: UpdateInstallmentInput } & InstallmentRef);
+interface InstallmentRef {
+  readonly paymentId: string;
+  readonly installmentId: string;
+}
+
 // ---------------------------------------------------------------- outputs
 
 export interface Installment {
@@ -229,29 +242,6 @@ export type {
   ResendResponse,
 };
 
-/**
- * A secret string that does not print itself: `String(secret)`, `JSON.stringify` and
- * `util.inspect` all give `[redacted]`; `reveal()` returns the value.
- */
-export class SecretString {
-  readonly #value: string;
-  constructor(value: string) {
-    this.#value = value;
-  }
-  reveal(): string {
-    return this.#value;
-  }
-  toString(): string {
-    return '[redacted]';
-  }
-  toJSON(): string {
-    return '[redacted]';
-  }
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return 'SecretString([redacted])';
-  }
-}
-
 /** POST /auth/token, as issued (not cached: the client's own token cache is separate). */
 export interface IssuedToken {
   readonly accessToken: SecretString;
@@ -313,26 +303,32 @@ export interface PayflowApi {
   ): Promise<PaymentStatus>;
   /** POST /api/refund */
   refund(input: RefundInput, options?: CallOptions): Promise<RefundResult>;
-  /** POST /api/payments/{payflow_id}/installments/create */
+  /**
+   * The installment endpoints, by `request.action`: create (POST
+   * …/{payflow_id}/installments/create), get (GET), update (PUT) or delete (DELETE)
+   * …/{payflow_id}/installments/{installment_id}. Answers the installment as Payflow has it.
+   */
+  installment(request: InstallmentRequest, options: CurrencyCallOptions): Promise<Installment>;
+  /** @deprecated `installment({ action: 'create', paymentId, input }, options)` */
   createInstallment(
     paymentId: string,
     input: InstallmentInput,
     options: CurrencyCallOptions,
   ): Promise<Installment>;
-  /** GET /api/payments/{payflow_id}/installments/{installment_id} */
+  /** @deprecated `installment({ action: 'get', paymentId, installmentId }, options)` */
   getInstallment(
     paymentId: string,
     installmentId: string,
     options: CurrencyCallOptions,
   ): Promise<Installment>;
-  /** PUT /api/payments/{payflow_id}/installments/{installment_id} */
+  /** @deprecated `installment({ action: 'update', paymentId, installmentId, input }, options)` */
   updateInstallment(
     paymentId: string,
     installmentId: string,
     input: UpdateInstallmentInput,
     options: CurrencyCallOptions,
   ): Promise<Installment>;
-  /** DELETE /api/payments/{payflow_id}/installments/{installment_id} */
+  /** @deprecated `installment({ action: 'delete', paymentId, installmentId }, options)` */
   deleteInstallment(
     paymentId: string,
     installmentId: string,

@@ -255,9 +255,8 @@ describe('every endpoint against the sandbox', () => {
   });
 
   it('POST …/installments/create', async () => {
-    const installment = await client.createInstallment(
-      paymentId,
-      { date: utcDate(90), grossAmountMinor: 10_050 },
+    const installment = await client.installment(
+      { action: 'create', paymentId, input: { date: utcDate(90), grossAmountMinor: 10_050 } },
       { currency: 'NOK' },
     );
     expect(installment).toMatchObject({
@@ -270,15 +269,16 @@ describe('every endpoint against the sandbox', () => {
   });
 
   it('GET …/installments/{id}', async () => {
-    const installment = await client.getInstallment(paymentId, installmentId, { currency: 'NOK' });
+    const installment = await client.installment(
+      { action: 'get', paymentId, installmentId },
+      { currency: 'NOK' },
+    );
     expect(installment).toMatchObject({ id: installmentId, grossAmountMinor: 10_050 });
   });
 
   it('PUT …/installments/{id}', async () => {
-    const installment = await client.updateInstallment(
-      paymentId,
-      installmentId,
-      { grossAmountMinor: 20_001 },
+    const installment = await client.installment(
+      { action: 'update', paymentId, installmentId, input: { grossAmountMinor: 20_001 } },
       { currency: 'NOK' },
     );
     expect(installment.grossAmountMinor).toBe(20_001);
@@ -286,9 +286,10 @@ describe('every endpoint against the sandbox', () => {
   });
 
   it('DELETE …/installments/{id}', async () => {
-    const installment = await client.deleteInstallment(paymentId, installmentId, {
-      currency: 'NOK',
-    });
+    const installment = await client.installment(
+      { action: 'delete', paymentId, installmentId },
+      { currency: 'NOK' },
+    );
     expect(installment.status).toBe('CANCELLED');
     expect((await client.getPaymentStatus(paymentId)).totalAmountMinor).toBe(124_950);
   });
