@@ -42,6 +42,15 @@ const record = (overrides: Partial<InstallmentRecord> = {}): InstallmentRecord =
     ...overrides,
   });
 
+/** The fields of an item that are not money: sent as given. */
+const ITEM_PASSED_THROUGH = {
+  description: 'Service',
+  quantity: 2,
+  taxRate: 25,
+  discountRate: 0,
+  lineType: 'regular',
+} as const;
+
 function paymentInput(currency: string): CreatePaymentInput {
   return {
     customer: { type: 'person', firstName: 'Kari', email: 'kari@example.com' },
@@ -54,16 +63,12 @@ function paymentInput(currency: string): CreatePaymentInput {
       internalRef: 'SO-1',
       items: [
         {
-          description: 'Service',
           netUnitPriceMinor: 62_500,
           grossUnitPriceMinor: 78_125,
           netTotalPriceMinor: 125_000,
           grossTotalPriceMinor: 156_250,
           vatAmountMinor: 31_250,
-          quantity: 2,
-          taxRate: 25,
-          discountRate: 0,
-          lineType: 'regular',
+          ...ITEM_PASSED_THROUGH,
         },
       ],
       installments: [
@@ -150,16 +155,12 @@ describe('toWireCreatePayment', () => {
       internalRef: 'SO-1',
       items: [
         {
-          description: 'Service',
+          ...ITEM_PASSED_THROUGH,
           netUnitPrice: 625,
           grossUnitPrice: 781.25,
           netTotalPrice: 1250,
           grossTotalPrice: 1562.5,
           vatAmount: 312.5,
-          quantity: 2,
-          taxRate: 25,
-          discountRate: 0,
-          lineType: 'regular',
         },
       ],
       installments: [
