@@ -23,18 +23,12 @@ export abstract class EventRejectedError extends AppError {
 export class InvalidJsonError extends EventRejectedError {
   readonly deadLetterReason = 'invalid_json';
   readonly code = 'EVENT.INVALID_JSON';
-  constructor(message: string, options: Options = {}) {
-    super(message, options);
-  }
 }
 
 /** The envelope or the data does not match the contract, or the type is unknown. */
 export class InvalidEventError extends EventRejectedError {
   readonly deadLetterReason = 'invalid_event';
   readonly code = 'EVENT.INVALID';
-  constructor(message: string, options: Options = {}) {
-    super(message, options);
-  }
 }
 
 /** A valid event that cannot become a Payflow call (inconsistent amounts, unknown refs …). */
@@ -53,16 +47,10 @@ export class MappingFailedError extends EventRejectedError {
 export class BlockedByEarlierFailureError extends EventRejectedError {
   readonly deadLetterReason = 'blocked_by_earlier_failure';
   readonly code = 'EVENT.BLOCKED_BY_EARLIER_FAILURE';
-  constructor(message: string, options: Options = {}) {
-    super(message, options);
-  }
 }
 
 /** A non-idempotent Payflow call of this event may or may not have taken effect. */
 export class InDoubtError extends EventRejectedError {
   readonly deadLetterReason = 'in_doubt';
   readonly code = 'EVENT.IN_DOUBT';
-  constructor(message: string, options: Options = {}) {
-    super(message, options);
-  }
 }
