@@ -651,10 +651,13 @@ describe('faults: retries, rate limits and reached', () => {
     const created = await client.createPayment(paymentInput({ installments: [100_000, 56_250] }));
     const installment = created.installments?.[1]?.id ?? '';
     await fault({ method: 'PUT', path: '/api/payments/*/installments/*', status: 408, times: 1 });
-    const updated = await client.updateInstallment(
-      created.id,
-      installment,
-      { date: utcDate(45) },
+    const updated = await client.installment(
+      {
+        action: 'update',
+        paymentId: created.id,
+        installmentId: installment,
+        input: { date: utcDate(45) },
+      },
       { currency: 'NOK' },
     );
     expect(updated.date).toBe(utcDate(45));

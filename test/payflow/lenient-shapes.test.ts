@@ -140,9 +140,12 @@ describe('times the spec types any (successfullyChargedAt, lastFailedAt)', () =>
       INSTALLMENT_PATH,
       installmentRecord({ successfullyChargedAt: shape, lastFailedAt: shape }),
     );
-    const installment = await makeClient().getInstallment(PAYMENT_ID, INSTALLMENT_ID, {
-      currency: 'NOK',
-    });
+    const installment = await makeClient().installment(
+      { action: 'get', paymentId: PAYMENT_ID, installmentId: INSTALLMENT_ID },
+      {
+        currency: 'NOK',
+      },
+    );
     expect(installment.successfullyChargedAt).toBe(AT);
     expect(installment.lastFailedAt).toBe(AT);
     expect(installment.grossAmountMinor).toBe(78_125);
@@ -155,21 +158,30 @@ describe('times the spec types any (successfullyChargedAt, lastFailedAt)', () =>
     });
     answer('GET', INSTALLMENT_PATH, withoutLastFailedAt);
     const client = makeClient();
-    const installment = await client.getInstallment(PAYMENT_ID, INSTALLMENT_ID, {
-      currency: 'NOK',
-    });
+    const installment = await client.installment(
+      { action: 'get', paymentId: PAYMENT_ID, installmentId: INSTALLMENT_ID },
+      {
+        currency: 'NOK',
+      },
+    );
     expect(installment).toMatchObject({ successfullyChargedAt: null, lastFailedAt: null });
     expect(installment.raw).toMatchObject({ installmentsMode: 3 });
 
     answer('GET', INSTALLMENT_PATH, installmentRecord({ successfullyChargedAt: '' }));
-    const empty = await client.getInstallment(PAYMENT_ID, INSTALLMENT_ID, { currency: 'NOK' });
+    const empty = await client.installment(
+      { action: 'get', paymentId: PAYMENT_ID, installmentId: INSTALLMENT_ID },
+      { currency: 'NOK' },
+    );
     expect(empty.successfullyChargedAt).toBeNull();
   });
 
   it('refuses a time it cannot read, without repeating it', async () => {
     answer('GET', INSTALLMENT_PATH, installmentRecord({ lastFailedAt: 'last tuesday-ish' }));
     const error = await failure(
-      makeClient().getInstallment(PAYMENT_ID, INSTALLMENT_ID, { currency: 'NOK' }),
+      makeClient().installment(
+        { action: 'get', paymentId: PAYMENT_ID, installmentId: INSTALLMENT_ID },
+        { currency: 'NOK' },
+      ),
     );
     expect(error).toMatchObject({ code: 'PAYFLOW.BAD_RESPONSE', reached: 'yes' });
     expect(error.message).toContain('lastFailedAt');
@@ -275,16 +287,22 @@ describe('answers the spec does not show', () => {
     answer('PUT', INSTALLMENT_PATH, installmentRecord({ grossAmount: '0.10' }));
     answer('DELETE', INSTALLMENT_PATH, installmentRecord({ grossAmount: 1.005, status: 'X' }));
     const client = makeClient();
-    const updated = await client.updateInstallment(
-      PAYMENT_ID,
-      INSTALLMENT_ID,
-      { grossAmountMinor: 10 },
+    const updated = await client.installment(
+      {
+        action: 'update',
+        paymentId: PAYMENT_ID,
+        installmentId: INSTALLMENT_ID,
+        input: { grossAmountMinor: 10 },
+      },
       { currency: 'NOK' },
     );
     expect(updated.grossAmountMinor).toBe(10);
     // 1.005 NOK is no amount of øre: refused, never rounded.
     const error = await failure(
-      client.deleteInstallment(PAYMENT_ID, INSTALLMENT_ID, { currency: 'NOK' }),
+      client.installment(
+        { action: 'delete', paymentId: PAYMENT_ID, installmentId: INSTALLMENT_ID },
+        { currency: 'NOK' },
+      ),
     );
     expect(error).toMatchObject({ code: 'PAYFLOW.BAD_RESPONSE' });
   });

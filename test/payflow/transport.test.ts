@@ -261,9 +261,12 @@ describe('reached: whether the request may have arrived', () => {
     fake.routes.set(`POST /api/payments/${PAYMENT_ID}/installments/create`, () => undefined);
     const started = Date.now();
     const error = await failure(
-      makeClient({ requestTimeoutMs: 300 }).createInstallment(
-        PAYMENT_ID,
-        { date: '2027-01-01', grossAmountMinor: 100 },
+      makeClient({ requestTimeoutMs: 300 }).installment(
+        {
+          action: 'create',
+          paymentId: PAYMENT_ID,
+          input: { date: '2027-01-01', grossAmountMinor: 100 },
+        },
         { currency: 'NOK' },
       ),
     );
@@ -285,9 +288,12 @@ describe('reached: whether the request may have arrived', () => {
     expectFailure(error, 'PAYFLOW.INVALID_REQUEST', 'no', false);
     expect(error.message).toContain('totalGrossAmount');
     const badDate = await failure(
-      client.createInstallment(
-        PAYMENT_ID,
-        { date: '1.1.2027', grossAmountMinor: 1 },
+      client.installment(
+        {
+          action: 'create',
+          paymentId: PAYMENT_ID,
+          input: { date: '1.1.2027', grossAmountMinor: 1 },
+        },
         { currency: 'NOK' },
       ),
     );
