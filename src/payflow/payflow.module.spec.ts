@@ -13,6 +13,7 @@ const config = loadConfig({
   PAYFLOW_CLIENT_ID: 'id',
   PAYFLOW_CLIENT_SECRET: 'secret',
   PAYFLOW_REQUEST_TIMEOUT: '10s',
+  PAYFLOW_MAX_CONNECTIONS: '64',
   WEBHOOK_PUBLIC_BASE_URL: 'https://bridge.example',
 });
 
