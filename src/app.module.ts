@@ -37,6 +37,8 @@ import type { WebhookProcessingOptions } from './webhooks/processing/webhook-inb
 import { WebhooksProcessingModule } from './webhooks/webhooks-processing.module.js';
 import { WebhooksReceiverModule } from './webhooks/webhooks-receiver.module.js';
 import type { PayflowClientOptions } from './payflow/payflow.types.js';
+import { TracingModule } from './tracing/tracing.module.js';
+import type { StartedTracing } from './tracing/tracing.setup.js';
 
 /** Settings that are not environment variables: tests and benchmarks tune these. */
 export interface WorkerOverrides {
@@ -50,6 +52,8 @@ export interface WorkerOverrides {
   readonly webhookProcessing?: WebhookProcessingOptions;
   readonly reconciliation?: ReconciliationOptions;
   readonly settlements?: Partial<SettlementsOptions>;
+  /** Tracing of the test's own (e.g. an SDK exporting to memory) instead of the config's. */
+  readonly tracing?: StartedTracing;
 }
 
 /**
@@ -92,6 +96,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
+        TracingModule.forRoot(config, overrides.tracing),
         DatabaseModule.forRoot(ENTITIES),
         MetricsModule,
         HealthModule,
