@@ -13,6 +13,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
+import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { WebhookInboxModule } from './inbox/webhook-inbox.module.js';
 import { WebhookInboxPruner } from './inbox/webhook-inbox.pruner.js';
 import { ReceiveWebhookHandler } from './receiver/receive-webhook.handler.js';
@@ -37,7 +38,7 @@ export class WebhooksReceiverModule {
   static forRoot(options: WebhookReceiverOptions = {}): DynamicModule {
     return {
       module: WebhooksReceiverModule,
-      imports: [TransactionBatcherModule, WebhookInboxModule],
+      imports: [TransactionBatcherModule, WebhookInboxModule, PaymentsPersistenceModule],
       controllers: [WebhookReceiverController],
       providers: [
         { provide: WEBHOOK_RECEIVER_OPTIONS, useValue: resolveReceiverOptions(options) },

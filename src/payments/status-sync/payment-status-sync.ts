@@ -9,16 +9,18 @@
  * whichever of the processor, the poller or another replica applies first. The changes,
  * their `payment_status_history` rows and their status events (outbox) commit together.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Database, type Sql } from '../../database/database.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
+import { InstallmentRepository } from '../installment.repository.js';
+import { PaymentStatusHistoryRepository } from '../payment-status-history.repository.js';
+import { PaymentRepository } from '../payment.repository.js';
 import type { StatusEvent } from '../payment-status-events.js';
 import {
   computeStatusChanges,
   type StatusChanges,
-  type StoredInstallment,
   type StoredPayment,
   type SyncSource,
 } from './status-changes.js';
@@ -58,35 +60,28 @@ export interface ApplyOptions {
   readonly extraEvents?: (payment: StoredPayment, snapshot: Snapshot) => readonly StatusEvent[];
 }
 
-interface PaymentRow {
-  id: string;
-  order_id: string;
-  organization_id: string | null;
-  payflow_id: string | null;
-  state: string;
-  provider_status: string | null;
-  status: string | null;
-  fresh: boolean;
-}
-
 @Injectable()
 export class PaymentStatusSync {
   constructor(
     @Inject(Database) private readonly database: Database,
     @Inject(OutboxWriter) private readonly outbox: OutboxWriter,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
+    // Optional so that the CLI can build the sync by hand (reconcile).
+    @Optional() private readonly payments: PaymentRepository = new PaymentRepository(),
+    @Optional() private readonly installments: InstallmentRepository = new InstallmentRepository(),
+    @Optional()
+    private readonly history: PaymentStatusHistoryRepository = new PaymentStatusHistoryRepository(),
   ) {}
 
   /** GET paymentStatus, with the time taken before it (database clock). */
   async fetch(target: SyncTarget, signal?: AbortSignal): Promise<Snapshot> {
-    const [row] = await this.database.sql.query<{ now: Date }>('SELECT clock_timestamp() AS now');
-    if (row === undefined) throw new Error('no database time');
+    const fetchedAt = await this.payments.databaseNow(this.database.sql);
     const status = await this.payflow.getPaymentStatus(target.payflowId, {
       ...(target.organizationId === null ? {} : { organizationId: target.organizationId }),
       ...(target.currency === undefined ? {} : { currency: target.currency }),
       ...(signal === undefined ? {} : { signal }),
     });
-    return { fetchedAt: row.now, status };
+    return { fetchedAt, status };
   }
 
   /** `apply` in its own transaction. */
@@ -101,22 +96,17 @@ export class PaymentStatusSync {
     snapshot: Snapshot,
     options: ApplyOptions,
   ): Promise<ApplyResult> {
-    const [row] = await tx.query<PaymentRow>(
-      `SELECT id, order_id, organization_id, payflow_id, state, provider_status, status,
-              (status_checked_at IS NULL OR status_checked_at < $2) AS fresh
-         FROM payments WHERE id = $1::uuid FOR UPDATE`,
-      [paymentId, snapshot.fetchedAt],
-    );
-    if (row?.payflow_id == null) {
+    const row = await this.payments.lockForSync(tx, paymentId, snapshot.fetchedAt);
+    if (row?.payflowId == null) {
       return { outcome: 'missing', payment: null, changes: null, events: [] };
     }
     const payment: StoredPayment = {
       id: row.id,
-      orderId: row.order_id,
-      organizationId: row.organization_id,
-      payflowId: row.payflow_id,
+      orderId: row.orderId,
+      organizationId: row.organizationId,
+      payflowId: row.payflowId,
       state: row.state,
-      providerStatus: row.provider_status,
+      providerStatus: row.providerStatus,
       status: row.status,
     };
     const extra = options.extraEvents?.(payment, snapshot) ?? [];
@@ -124,13 +114,7 @@ export class PaymentStatusSync {
       await this.emit(tx, extra);
       return { outcome: 'stale', payment, changes: null, events: extra };
     }
-    const installments = await tx.query<StoredInstallment>(
-      `SELECT id, installment_ref AS "installmentRef",
-              payflow_installment_id AS "payflowInstallmentId",
-              provider_status AS "providerStatus"
-         FROM installments WHERE payment_id = $1::uuid ORDER BY position, created_at`,
-      [paymentId],
-    );
+    const installments = await this.installments.forSync(tx, paymentId);
     const changes = computeStatusChanges(
       payment,
       installments,
@@ -138,46 +122,30 @@ export class PaymentStatusSync {
       options.source,
     );
     const change = changes.payment;
-    await tx.execute(
-      `UPDATE payments
-          SET status_checked_at = $2,
-              provider_status = COALESCE($3, provider_status),
-              status = COALESCE($4, status),
-              last_polled_at = CASE WHEN $5 THEN clock_timestamp() ELSE last_polled_at END,
-              updated_at = now()
-        WHERE id = $1::uuid`,
-      [
-        paymentId,
-        snapshot.fetchedAt,
-        change?.providerStatus ?? null,
-        change?.status ?? null,
-        options.source === 'poll',
-      ],
-    );
+    await this.payments.recordSync(tx, {
+      paymentId,
+      checkedAt: snapshot.fetchedAt,
+      providerStatus: change?.providerStatus ?? null,
+      status: change?.status ?? null,
+      polled: options.source === 'poll',
+    });
     if (changes.installments.length > 0) {
-      await tx.execute(
-        `UPDATE installments i SET provider_status = x.status, updated_at = now()
-           FROM unnest($1::uuid[], $2::text[]) AS x (id, status)
-          WHERE i.id = x.id`,
-        [
-          changes.installments.map((entry) => entry.installmentId),
-          changes.installments.map((entry) => entry.providerStatus),
-        ],
+      await this.installments.setStatuses(
+        tx,
+        changes.installments.map((entry) => ({
+          id: entry.installmentId,
+          status: entry.providerStatus,
+        })),
       );
     }
     if (change !== null) {
-      await tx.execute(
-        `INSERT INTO payment_status_history
-                (payment_id, provider_status, previous_provider_status, status, source)
-         VALUES ($1::uuid, $2, $3, $4, $5)`,
-        [
-          paymentId,
-          change.providerStatus,
-          change.previousProviderStatus,
-          change.status,
-          options.source,
-        ],
-      );
+      await this.history.insert(tx, {
+        paymentId,
+        providerStatus: change.providerStatus,
+        previousProviderStatus: change.previousProviderStatus,
+        status: change.status,
+        source: options.source,
+      });
     }
     const events = [...changes.events, ...extra];
     await this.emit(tx, events);

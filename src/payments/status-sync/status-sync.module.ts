@@ -6,10 +6,11 @@
 import { Module } from '@nestjs/common';
 import { Database } from '../../database/database.js';
 import { OutboxWriterModule } from '../../events/outbox-writer.module.js';
+import { PaymentsPersistenceModule } from '../payments-persistence.module.js';
 import { PaymentStatusSync } from './payment-status-sync.js';
 
 @Module({
-  imports: [OutboxWriterModule],
+  imports: [OutboxWriterModule, PaymentsPersistenceModule],
   providers: [Database, PaymentStatusSync],
   exports: [PaymentStatusSync, Database],
 })

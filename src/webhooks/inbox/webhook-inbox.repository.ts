@@ -1,9 +1,10 @@
 /**
- * Writes of the receiver to the `webhook_inbox` table (the processor owns the reads and
- * the processing columns): the deduplicating insert, run inside the caller's (batched)
- * transaction, and the pruning of processed rows past the retention.
+ * The only owner of the `webhook_inbox` table's SQL: the receiver's deduplicating insert
+ * (inside its caller's batched transaction), the processor's claim, completion and
+ * back-off, and the pruning of processed rows past the retention.
  */
 import { Inject, Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { Database, type Sql } from '../../database/database.js';
 import type { WebhookKind } from '../../payflow/payflow.schemas.js';
 
@@ -22,6 +23,39 @@ export interface InsertOutcome {
   /** false: a row with this dedupe key existed; its `duplicates` was incremented. */
   readonly inserted: boolean;
 }
+
+/** A stored webhook claimed for processing. */
+export interface ClaimedInboxRow {
+  readonly id: string;
+  readonly paymentId: string;
+  readonly kind: string;
+  /** The body's bytes as received. */
+  readonly body: Buffer;
+}
+
+const insertedRow = z.object({ id: z.string(), inserted: z.boolean() });
+
+const claimedRow = z
+  .object({ id: z.string(), payment_id: z.string(), kind: z.string(), body: z.instanceof(Buffer) })
+  .transform((row): ClaimedInboxRow => ({
+    id: row.id,
+    paymentId: row.payment_id,
+    kind: row.kind,
+    body: row.body,
+  }));
+
+/**
+ * Due rows, claimed with FOR UPDATE SKIP LOCKED and leased (next_attempt_at pushed by the
+ * lease), so several replicas share the work and no transaction stays open across a call.
+ */
+const CLAIM = `
+  UPDATE webhook_inbox w
+     SET next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond'
+   WHERE w.id IN (SELECT id FROM webhook_inbox
+                   WHERE processed_at IS NULL AND next_attempt_at <= now()
+                   ORDER BY next_attempt_at, id
+                   LIMIT $1 FOR UPDATE SKIP LOCKED)
+   RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body`;
 
 const INSERT = `
   INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, headers, verdict)
@@ -42,15 +76,46 @@ export class WebhookInboxRepository {
 
   /** Stores a webhook, or counts it as a duplicate of the row with the same dedupe key. */
   async insert(tx: Sql, row: NewInboxRow): Promise<InsertOutcome> {
-    const [result] = await tx.query<{ id: string; inserted: boolean }>(INSERT, [
+    const [returned] = await tx.query(INSERT, [
       row.paymentId,
       row.kind,
       row.dedupeKey,
       row.body,
       JSON.stringify(row.headers),
     ]);
-    if (result === undefined) throw new Error('webhook_inbox insert returned no row');
+    if (returned === undefined) throw new Error('webhook_inbox insert returned no row');
+    const result = insertedRow.parse(returned);
     return { inboxId: result.id, inserted: result.inserted };
+  }
+
+  /** Claims up to `limit` due rows for `leaseMs`. */
+  async claim(limit: number, leaseMs: number): Promise<ClaimedInboxRow[]> {
+    const rows = await this.database.sql.query(CLAIM, [limit, leaseMs]);
+    return rows.map((row) => claimedRow.parse(row));
+  }
+
+  /** The rows are done (`error`: why they were given up, else null). */
+  async markProcessed(tx: Sql, ids: readonly string[], error: string | null): Promise<void> {
+    await tx.execute(
+      `UPDATE webhook_inbox SET processed_at = clock_timestamp(), last_error = $2
+        WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
+      [ids, error],
+    );
+  }
+
+  /**
+   * The rows stay pending: attempts + 1, `error`, and the next attempt after an exponential
+   * back-off from `baseMs`, at most `maxMs`.
+   */
+  async defer(ids: readonly string[], error: string, baseMs: number, maxMs: number): Promise<void> {
+    await this.database.sql.execute(
+      `UPDATE webhook_inbox
+          SET attempts = attempts + 1, last_error = $2,
+              next_attempt_at = clock_timestamp()
+                + LEAST($4::float8, $3::float8 * power(2, LEAST(attempts, 16))) * interval '1 millisecond'
+        WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
+      [ids, error, baseMs, maxMs],
+    );
   }
 
   /**

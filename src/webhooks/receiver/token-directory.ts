@@ -7,6 +7,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
 import { WEBHOOK_RECEIVER_OPTIONS, type ResolvedReceiverOptions } from './receiver.options.js';
 
 export interface TokenEntry {
@@ -25,8 +26,6 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
-const LOOKUP = `SELECT webhook_token, id::text AS id, api_key_hash FROM payments
-  WHERE webhook_token = ANY($1::text[])`;
 const MAX_TOKENS_PER_QUERY = 1_000;
 
 @Injectable()
@@ -42,6 +41,7 @@ export class WebhookTokenDirectory {
 
   constructor(
     @Inject(Database) private readonly database: Database,
+    @Inject(PaymentRepository) private readonly payments: PaymentRepository,
     @Inject(WEBHOOK_RECEIVER_OPTIONS) options: ResolvedReceiverOptions,
   ) {
     this.maxSize = Math.max(1, options.authCacheSize);
@@ -90,17 +90,13 @@ export class WebhookTokenDirectory {
       const chunk = tokens.slice(start, start + MAX_TOKENS_PER_QUERY);
       try {
         this.queries++;
-        const rows = await this.database.sql.query<{
-          webhook_token: string;
-          id: string;
-          api_key_hash: Buffer;
-        }>(LOOKUP, [chunk]);
-        const found = new Map(rows.map((row) => [row.webhook_token, row]));
+        const rows = await this.payments.byWebhookTokens(this.database.sql, chunk);
+        const found = new Map(rows.map((row) => [row.webhookToken, row]));
         const now = performance.now();
         for (const token of chunk) {
           const row = found.get(token);
           const entry =
-            row === undefined ? null : { paymentId: row.id, apiKeyHash: row.api_key_hash };
+            row === undefined ? null : { paymentId: row.paymentId, apiKeyHash: row.apiKeyHash };
           this.remember(token, {
             entry,
             expiresAt: now + (entry === null ? this.negativeTtlMs : this.ttlMs),

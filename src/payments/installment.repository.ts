@@ -1,0 +1,245 @@
+/**
+ * The only owner of the `installments` table's SQL: a payment's planned and Payflow's
+ * installments. Rows come back parsed (zod); writes that share a round trip with the
+ * payment's are statement parts (statement.ts).
+ */
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import type { Sql } from '../database/database.js';
+import { NEW_PAYMENTS } from './payment.repository.js';
+import type { Part } from './statement.js';
+import type { StoredInstallment } from './status-sync/status-changes.js';
+
+/** One planned installment of a payment to create, by the payment's `n` in its statement. */
+export interface PlannedInstallmentRow {
+  readonly n: number;
+  readonly ref: string;
+  readonly position: number;
+  /** YYYY-MM-DD */
+  readonly date: string;
+  readonly grossMinor: number;
+}
+
+/** Payflow's installment, bound to the planned one at `position` (1-based). */
+export interface PayflowInstallmentRow {
+  readonly paymentId: string;
+  readonly position: number;
+  readonly payflowId: string;
+  readonly type: string;
+  readonly status: string;
+}
+
+/** A live (not removed) installment, as a command acting on it needs it. */
+export interface LiveInstallment {
+  /** installments.id */
+  readonly id: string;
+  readonly ref: string;
+  readonly payflowId: string | null;
+  readonly grossMinor: number;
+  /** YYYY-MM-DD */
+  readonly date: string;
+}
+
+/** A payment's installment as its `payment.created` event shows it. */
+export interface InstallmentView {
+  readonly ref: string;
+  readonly payflowId: string | null;
+  readonly date: string;
+  readonly grossMinor: number;
+  readonly status: string | null;
+}
+
+export interface AddedInstallment {
+  readonly paymentId: string;
+  readonly ref: string;
+  readonly payflowId: string;
+  readonly date: string;
+  readonly grossMinor: number;
+  readonly type: string;
+  readonly status: string;
+}
+
+const minor = z.union([z.string(), z.number()]).transform(Number);
+
+const liveRow = z.object({
+  id: z.string(),
+  payflow_installment_id: z.string().nullable(),
+  gross_minor: minor,
+  due_date: z.string(),
+});
+
+const viewRow = z
+  .object({
+    installment_ref: z.string(),
+    payflow_installment_id: z.string().nullable(),
+    due_date: z.string(),
+    gross_minor: minor,
+    provider_status: z.string().nullable(),
+  })
+  .transform((row): InstallmentView => ({
+    ref: row.installment_ref,
+    payflowId: row.payflow_installment_id,
+    date: row.due_date,
+    grossMinor: row.gross_minor,
+    status: row.provider_status,
+  }));
+
+const syncRow = z
+  .object({
+    id: z.string(),
+    installment_ref: z.string().nullable(),
+    payflow_installment_id: z.string().nullable(),
+    provider_status: z.string().nullable(),
+  })
+  .transform((row): StoredInstallment => ({
+    id: row.id,
+    installmentRef: row.installment_ref,
+    payflowInstallmentId: row.payflow_installment_id,
+    providerStatus: row.provider_status,
+  }));
+
+@Injectable()
+export class InstallmentRepository {
+  /** CTE `new_installments`: the plans of the payments `new_payments` creates. */
+  planCte(plan: readonly PlannedInstallmentRow[]): Part {
+    return (bind) => `
+  new_installments AS (
+    INSERT INTO installments (payment_id, installment_ref, position, due_date, gross_minor)
+    SELECT p.id, i.ref, i.position, i.due_date, i.gross_minor
+      FROM unnest(${bind(plan.map((row) => row.n))}::int[],
+                  ${bind(plan.map((row) => row.ref))}::text[],
+                  ${bind(plan.map((row) => row.position))}::int[],
+                  ${bind(plan.map((row) => row.date))}::date[],
+                  ${bind(plan.map((row) => row.grossMinor))}::bigint[])
+           AS i (n, ref, position, due_date, gross_minor)
+      JOIN ${NEW_PAYMENTS} p ON p.n = i.n)`;
+  }
+
+  /** A retried creation plans its installments again. */
+  async deleteForPayment(tx: Sql, paymentId: string): Promise<void> {
+    await tx.execute(`DELETE FROM installments WHERE payment_id = $1::uuid`, [paymentId]);
+  }
+
+  /**
+   * Payflow's ids, types and statuses bound to the planned installments by position;
+   * `liveOnly` skips removed ones.
+   */
+  bindPayflowIds(rows: readonly PayflowInstallmentRow[], liveOnly: boolean): Part {
+    return (bind) => `
+    UPDATE installments i
+       SET payflow_installment_id = x.payflow_id, type = x.type, provider_status = x.status,
+           updated_at = now()
+      FROM unnest(${bind(rows.map((row) => row.paymentId))}::uuid[],
+                  ${bind(rows.map((row) => row.position))}::int[],
+                  ${bind(rows.map((row) => row.payflowId))}::text[],
+                  ${bind(rows.map((row) => row.type))}::text[],
+                  ${bind(rows.map((row) => row.status))}::text[])
+           AS x (payment_id, position, payflow_id, type, status)
+     WHERE i.payment_id = x.payment_id AND i.position = x.position
+       ${liveOnly ? 'AND i.removed_at IS NULL' : ''}`;
+  }
+
+  /** A payment's live installments in plan order. */
+  async liveViews(sql: Sql, paymentId: string): Promise<InstallmentView[]> {
+    const rows = await sql.query(
+      `SELECT installment_ref, payflow_installment_id,
+              to_char(due_date, 'YYYY-MM-DD') AS due_date, gross_minor::text, provider_status
+         FROM installments WHERE payment_id = $1::uuid AND removed_at IS NULL ORDER BY position`,
+      [paymentId],
+    );
+    return rows.map((row) => viewRow.parse(row));
+  }
+
+  /** Whether the payment has (or had) an installment with this reference. */
+  async refTaken(sql: Sql, paymentId: string, ref: string): Promise<boolean> {
+    const rows = await sql.query(
+      `SELECT 1 AS one FROM installments WHERE payment_id = $1::uuid AND installment_ref = $2`,
+      [paymentId, ref],
+    );
+    return rows.length > 0;
+  }
+
+  /** The live installment `ref` of a payment, or null. */
+  async findLive(sql: Sql, paymentId: string, ref: string): Promise<LiveInstallment | null> {
+    const [row] = await sql.query(
+      `SELECT id::text, payflow_installment_id, gross_minor::text,
+              to_char(due_date, 'YYYY-MM-DD') AS due_date
+         FROM installments
+        WHERE payment_id = $1::uuid AND installment_ref = $2 AND removed_at IS NULL`,
+      [paymentId, ref],
+    );
+    if (row === undefined) return null;
+    const parsed = liveRow.parse(row);
+    return {
+      id: parsed.id,
+      ref,
+      payflowId: parsed.payflow_installment_id,
+      grossMinor: parsed.gross_minor,
+      date: parsed.due_date,
+    };
+  }
+
+  /** Payflow's new installment, after the payment's last one. */
+  add(installment: AddedInstallment): Part {
+    return (bind) => {
+      const paymentId = bind(installment.paymentId);
+      return `
+    INSERT INTO installments (payment_id, installment_ref, payflow_installment_id, position,
+                              due_date, gross_minor, type, provider_status)
+    SELECT ${paymentId}::uuid, ${bind(installment.ref)}, ${bind(installment.payflowId)},
+           COALESCE(MAX(position), 0) + 1, ${bind(installment.date)}::date,
+           ${bind(installment.grossMinor)}::bigint, ${bind(installment.type)},
+           ${bind(installment.status)}
+      FROM installments WHERE payment_id = ${paymentId}::uuid`;
+    };
+  }
+
+  change(id: string, date: string, grossMinor: number, status: string): Part {
+    return (bind) => `
+    UPDATE installments
+       SET due_date = ${bind(date)}::date, gross_minor = ${bind(grossMinor)}::bigint,
+           provider_status = ${bind(status)}, updated_at = now()
+     WHERE id = ${bind(id)}::uuid`;
+  }
+
+  remove(id: string, status: string): Part {
+    return (bind) => `
+    UPDATE installments SET removed_at = now(), provider_status = ${bind(status)}, updated_at = now()
+     WHERE id = ${bind(id)}::uuid`;
+  }
+
+  /** Statuses by Payflow installment id, within one payment. */
+  setStatusesByPayflowId(
+    paymentId: string,
+    statuses: readonly { readonly payflowId: string; readonly status: string }[],
+  ): Part {
+    return (bind) => `
+    UPDATE installments i SET provider_status = x.status, updated_at = now()
+      FROM unnest(${bind(statuses.map((entry) => entry.payflowId))}::text[],
+                  ${bind(statuses.map((entry) => entry.status))}::text[]) AS x (payflow_id, status)
+     WHERE i.payment_id = ${bind(paymentId)}::uuid AND i.payflow_installment_id = x.payflow_id`;
+  }
+
+  /** Every installment of a payment, as the status sync compares them. */
+  async forSync(sql: Sql, paymentId: string): Promise<StoredInstallment[]> {
+    const rows = await sql.query(
+      `SELECT id::text, installment_ref, payflow_installment_id, provider_status
+         FROM installments WHERE payment_id = $1::uuid ORDER BY position, created_at`,
+      [paymentId],
+    );
+    return rows.map((row) => syncRow.parse(row));
+  }
+
+  /** Statuses by installments.id. */
+  async setStatuses(
+    tx: Sql,
+    statuses: readonly { readonly id: string; readonly status: string }[],
+  ): Promise<void> {
+    await tx.execute(
+      `UPDATE installments i SET provider_status = x.status, updated_at = now()
+         FROM unnest($1::uuid[], $2::text[]) AS x (id, status)
+        WHERE i.id = x.id`,
+      [statuses.map((entry) => entry.id), statuses.map((entry) => entry.status)],
+    );
+  }
+}

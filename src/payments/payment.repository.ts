@@ -1,0 +1,434 @@
+/**
+ * The only owner of the `payments` table's SQL. Rows come back parsed (zod), never cast.
+ * Writes that must share a round trip with other tables' writes are offered as statement
+ * parts (see statement.ts); the rest run on the `Sql` they are given (a transaction, or
+ * the pool for autocommit reads).
+ */
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import type { Sql } from '../database/database.js';
+import { render, type Bind, type Part } from './statement.js';
+
+/** The order's latest payment that Payflow created (the target of every other command). */
+export interface LatestPayment {
+  /** payflow-bridge's id (payments.id). */
+  readonly id: string;
+  readonly payflowId: string;
+  readonly currency: string;
+  readonly organizationId: string | null;
+  readonly state: string;
+  readonly providerStatus: string | null;
+}
+
+/** A payment to create (state `creating`), with what its order row needs. */
+export interface NewPaymentRow {
+  /** Position in its statement, from 1; gates and plans refer to it. */
+  readonly n: number;
+  readonly id: string;
+  readonly eventId: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly orderNumber: string;
+  readonly currency: string;
+  readonly totalGrossMinor: number;
+  readonly totalNetMinor: number;
+  readonly webhookToken: string;
+  readonly apiKeyHash: Buffer;
+  readonly paymentMethodId: string | null;
+}
+
+/** Name of the relation `newPaymentCtes` defines: its rows' columns, for other tables' parts. */
+export const NEW_PAYMENTS = 'new_payments';
+
+/** A payment whose creation was settled late (resolveInDoubt). */
+export interface SettledPayment {
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly currency: string;
+  readonly totalGrossMinor: number;
+  readonly totalNetMinor: number;
+  readonly paymentLink: string | null;
+  readonly paymentMethodId: string | null;
+  readonly eventId: string | null;
+}
+
+/** What the webhook processor needs of a payment. */
+export interface InboxPayment {
+  readonly id: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly payflowId: string | null;
+  readonly state: string;
+  readonly currency: string;
+  readonly totalGrossMinor: number;
+}
+
+/** A payment locked for the status sync, and whether a snapshot of `fetchedAt` is newer. */
+export interface SyncPayment {
+  readonly id: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly payflowId: string | null;
+  readonly state: string;
+  readonly providerStatus: string | null;
+  readonly status: string | null;
+  readonly fresh: boolean;
+}
+
+export interface CreatedAtPayflow {
+  readonly paymentId: string;
+  readonly payflowId: string;
+  readonly paymentLink: string | null;
+}
+
+export interface SyncedStatus {
+  readonly paymentId: string;
+  readonly checkedAt: Date;
+  readonly providerStatus: string | null;
+  readonly status: string | null;
+  readonly polled: boolean;
+}
+
+/** A payment's webhook token entry (the receiver's authentication). */
+export interface TokenRow {
+  readonly webhookToken: string;
+  readonly paymentId: string;
+  readonly apiKeyHash: Buffer;
+}
+
+const minor = z.union([z.string(), z.number()]).transform(Number);
+const text = z.string();
+const nullableText = z.string().nullable();
+
+const latestRow = z
+  .object({
+    id: text,
+    payflow_id: text,
+    currency: text,
+    organization_id: nullableText,
+    state: text,
+    provider_status: nullableText,
+  })
+  .transform((row): LatestPayment => ({
+    id: row.id,
+    payflowId: row.payflow_id,
+    currency: row.currency.trim(),
+    organizationId: row.organization_id,
+    state: row.state,
+    providerStatus: row.provider_status,
+  }));
+
+const idRow = z.object({ id: text });
+
+const settledRow = z
+  .object({
+    order_id: text,
+    organization_id: nullableText,
+    currency: text,
+    total_gross_minor: minor,
+    total_net_minor: minor,
+    payment_link: nullableText,
+    payment_method_id: nullableText,
+    event_id: nullableText,
+  })
+  .transform((row): SettledPayment => ({
+    orderId: row.order_id,
+    organizationId: row.organization_id,
+    currency: row.currency.trim(),
+    totalGrossMinor: row.total_gross_minor,
+    totalNetMinor: row.total_net_minor,
+    paymentLink: row.payment_link,
+    paymentMethodId: row.payment_method_id,
+    eventId: row.event_id,
+  }));
+
+const inboxRow = z
+  .object({
+    id: text,
+    order_id: text,
+    organization_id: nullableText,
+    payflow_id: nullableText,
+    state: text,
+    currency: text,
+    total_gross_minor: minor,
+  })
+  .transform((row): InboxPayment => ({
+    id: row.id,
+    orderId: row.order_id,
+    organizationId: row.organization_id,
+    payflowId: row.payflow_id,
+    state: row.state,
+    currency: row.currency.trim(),
+    totalGrossMinor: row.total_gross_minor,
+  }));
+
+const syncRow = z
+  .object({
+    id: text,
+    order_id: text,
+    organization_id: nullableText,
+    payflow_id: nullableText,
+    state: text,
+    provider_status: nullableText,
+    status: nullableText,
+    fresh: z.boolean(),
+  })
+  .transform((row): SyncPayment => ({
+    id: row.id,
+    orderId: row.order_id,
+    organizationId: row.organization_id,
+    payflowId: row.payflow_id,
+    state: row.state,
+    providerStatus: row.provider_status,
+    status: row.status,
+    fresh: row.fresh,
+  }));
+
+const tokenRow = z
+  .object({ webhook_token: text, id: text, api_key_hash: z.instanceof(Buffer) })
+  .transform((row): TokenRow => ({
+    webhookToken: row.webhook_token,
+    paymentId: row.id,
+    apiKeyHash: row.api_key_hash,
+  }));
+
+const payflowIdRow = z.object({ payflow_id: nullableText });
+
+/**
+ * The order's latest payment that Payflow created, and the payments whose creation is
+ * settled (created or cancelled): what every command after payment_requested acts on.
+ */
+const LATEST_CREATED = `
+  SELECT id, payflow_id, currency, organization_id, state, provider_status
+    FROM payments
+   WHERE order_id = $1 AND payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
+   ORDER BY created_at DESC, id DESC
+   LIMIT 1`;
+
+const nowRow = z.object({ now: z.date() });
+
+@Injectable()
+export class PaymentRepository {
+  /** The database's clock (a snapshot is dated by it, the same clock as status_checked_at). */
+  async databaseNow(sql: Sql): Promise<Date> {
+    const [row] = await sql.query('SELECT clock_timestamp() AS now');
+    if (row === undefined) throw new Error('no database time');
+    return nowRow.parse(row).now;
+  }
+
+  async latestCreated(sql: Sql, orderId: string): Promise<LatestPayment | null> {
+    const [row] = await sql.query(LATEST_CREATED, [orderId]);
+    return row === undefined ? null : latestRow.parse(row);
+  }
+
+  /** The payment an event created earlier (its retry reuses the row). */
+  async idForEvent(sql: Sql, eventId: string): Promise<string | null> {
+    const [row] = await sql.query(`SELECT id FROM payments WHERE event_id = $1::uuid`, [eventId]);
+    return row === undefined ? null : idRow.parse(row).id;
+  }
+
+  /**
+   * CTEs that create payments in state `creating`: `new_payments` (NEW_PAYMENTS: the rows,
+   * as columns n, id, event_id, order_id, organization_id, order_number, currency,
+   * gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id), then their
+   * insert. The same builder serves a fresh event, a burst of fresh events and a retry:
+   * `gate` names a relation whose column `n` lists the rows to write (those whose attempt
+   * was recorded), or null for all; `reuse` lets a retry take over its earlier row (same
+   * event), brought back to `creating` without Payflow's ids.
+   */
+  newPaymentCtes(rows: readonly NewPaymentRow[], gate: string | null, reuse: boolean): Part {
+    return (bind: Bind) => {
+      const column = <K extends keyof NewPaymentRow>(key: K, type: string): string =>
+        `${bind(rows.map((row) => row[key]))}::${type}[]`;
+      const conflict = reuse
+        ? `ON CONFLICT (event_id) DO UPDATE
+             SET state = 'creating', organization_id = EXCLUDED.organization_id,
+                 currency = EXCLUDED.currency, total_gross_minor = EXCLUDED.total_gross_minor,
+                 total_net_minor = EXCLUDED.total_net_minor, webhook_token = EXCLUDED.webhook_token,
+                 api_key_hash = EXCLUDED.api_key_hash, payment_method_id = EXCLUDED.payment_method_id,
+                 payflow_id = NULL, payment_link = NULL, updated_at = now()`
+        : '';
+      return `
+  ${NEW_PAYMENTS} AS (
+    SELECT d.*
+      FROM unnest(${column('n', 'int')}, ${column('id', 'uuid')}, ${column('eventId', 'uuid')},
+                  ${column('orderId', 'text')}, ${column('organizationId', 'text')},
+                  ${column('orderNumber', 'text')}, ${column('currency', 'text')},
+                  ${column('totalGrossMinor', 'bigint')}, ${column('totalNetMinor', 'bigint')},
+                  ${column('webhookToken', 'text')}, ${column('apiKeyHash', 'bytea')},
+                  ${column('paymentMethodId', 'text')})
+           AS d (n, id, event_id, order_id, organization_id, order_number, currency,
+                 gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id)
+     ${gate === null ? '' : `WHERE d.n IN (SELECT n FROM ${gate})`}),
+  new_payment_rows AS (
+    INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
+                          total_gross_minor, total_net_minor, webhook_token, api_key_hash,
+                          payment_method_id)
+    SELECT id, order_id, organization_id, event_id, 'creating', currency, gross_minor,
+           net_minor, webhook_token, api_key_hash, payment_method_id
+      FROM ${NEW_PAYMENTS} ORDER BY n
+    ${conflict})`;
+    };
+  }
+
+  /** Runs `newPaymentCtes` (ungated) with other tables' CTEs that read `new_payments`. */
+  async create(
+    tx: Sql,
+    rows: readonly NewPaymentRow[],
+    reuse: boolean,
+    alsoWith: readonly Part[],
+  ): Promise<void> {
+    const { text, params } = render((bind) => {
+      const ctes = [this.newPaymentCtes(rows, null, reuse), ...alsoWith].map((part) => part(bind));
+      return `WITH ${ctes.join(',\n')}\n  SELECT n FROM ${NEW_PAYMENTS}`;
+    });
+    await tx.query(text, params);
+  }
+
+  /** The payments of a batch `created` with Payflow's ids and links (one statement). */
+  markCreated(rows: readonly CreatedAtPayflow[]): Part {
+    return (bind) => `
+    UPDATE payments p
+       SET payflow_id = x.payflow_id, state = 'created', payment_link = x.link,
+           status = COALESCE(p.status, 'pending'), updated_at = now()
+      FROM unnest(${bind(rows.map((row) => row.paymentId))}::uuid[],
+                  ${bind(rows.map((row) => row.payflowId))}::text[],
+                  ${bind(rows.map((row) => row.paymentLink))}::text[]) AS x (id, payflow_id, link)
+     WHERE p.id = x.id AND p.state IN ('creating', 'in_doubt')`;
+  }
+
+  /** Payflow refused the creation: the payment ends `creation_failed`. */
+  async markCreationFailed(tx: Sql, paymentId: string): Promise<void> {
+    await tx.execute(
+      `UPDATE payments SET state = 'creation_failed', updated_at = now()
+        WHERE id = $1::uuid AND state = 'creating'`,
+      [paymentId],
+    );
+  }
+
+  /** The creation call may or may not have reached Payflow. */
+  async markInDoubt(tx: Sql, paymentId: string): Promise<void> {
+    await tx.execute(
+      `UPDATE payments SET state = 'in_doubt', updated_at = now()
+        WHERE id = $1::uuid AND state = 'creating'`,
+      [paymentId],
+    );
+  }
+
+  /**
+   * Settles a payment whose creation is in doubt (or, with `creatingAbandoned`, still
+   * `creating` although its attempt's lease ran out) as `created` with Payflow's id.
+   * Null when it is not such a payment.
+   */
+  async settleInDoubt(
+    tx: Sql,
+    paymentId: string,
+    payflowId: string,
+    paymentLink: string | null,
+    creatingAbandoned: boolean,
+  ): Promise<SettledPayment | null> {
+    const [row] = await tx.query(
+      `UPDATE payments p
+          SET payflow_id = $2, state = 'created', payment_link = COALESCE($3, p.payment_link),
+              status = COALESCE(p.status, 'pending'), updated_at = now()
+        WHERE p.id = $1::uuid AND (p.state = 'in_doubt' OR (p.state = 'creating' AND $4::boolean))
+       RETURNING order_id, organization_id, currency, total_gross_minor::text, total_net_minor::text,
+                 payment_link, payment_method_id, event_id::text`,
+      [paymentId, payflowId, paymentLink, creatingAbandoned],
+    );
+    return row === undefined ? null : settledRow.parse(row);
+  }
+
+  /** Payflow cancelled the payment (order.cancelled). */
+  markCancelled(paymentId: string, providerStatus: string, status: string): Part {
+    return (bind) => `
+    UPDATE payments SET state = 'cancelled', provider_status = ${bind(providerStatus)},
+           status = ${bind(status)}, updated_at = now()
+     WHERE id = ${bind(paymentId)}::uuid`;
+  }
+
+  /** A status Payflow answered to a command (e.g. manual-paid). */
+  setStatus(paymentId: string, providerStatus: string, status: string): Part {
+    return (bind) => `
+    UPDATE payments SET provider_status = ${bind(providerStatus)}, status = ${bind(status)},
+           updated_at = now()
+     WHERE id = ${bind(paymentId)}::uuid`;
+  }
+
+  /** The total changed with its installments: `deltaMinor` added (negative: removed). */
+  addToTotal(paymentId: string, deltaMinor: number): Part {
+    return (bind) => `
+    UPDATE payments SET total_gross_minor = total_gross_minor + ${bind(deltaMinor)}::bigint,
+           updated_at = now()
+     WHERE id = ${bind(paymentId)}::uuid`;
+  }
+
+  async setPaymentMethod(tx: Sql, paymentId: string, paymentMethodId: string): Promise<void> {
+    await tx.execute(
+      `UPDATE payments SET payment_method_id = $2, updated_at = now() WHERE id = $1::uuid`,
+      [paymentId, paymentMethodId],
+    );
+  }
+
+  /** The payment of a webhook inbox group, or null. */
+  async forInbox(sql: Sql, paymentId: string): Promise<InboxPayment | null> {
+    const [row] = await sql.query(
+      `SELECT id::text, order_id, organization_id, payflow_id, state, currency,
+              total_gross_minor::text
+         FROM payments WHERE id = $1::uuid`,
+      [paymentId],
+    );
+    return row === undefined ? null : inboxRow.parse(row);
+  }
+
+  /** Whether another payment of the bridge has this Payflow id. */
+  async payflowIdTakenElsewhere(sql: Sql, payflowId: string, paymentId: string): Promise<boolean> {
+    const rows = await sql.query(
+      'SELECT id::text FROM payments WHERE payflow_id = $1 AND id <> $2::uuid',
+      [payflowId, paymentId],
+    );
+    return rows.length > 0;
+  }
+
+  async payflowIdOf(sql: Sql, paymentId: string): Promise<string | null> {
+    const [row] = await sql.query('SELECT payflow_id FROM payments WHERE id = $1::uuid', [
+      paymentId,
+    ]);
+    return row === undefined ? null : payflowIdRow.parse(row).payflow_id;
+  }
+
+  /** Locks the payment for the status sync (FOR UPDATE); `fresh`: fetched after its last check. */
+  async lockForSync(tx: Sql, paymentId: string, fetchedAt: Date): Promise<SyncPayment | null> {
+    const [row] = await tx.query(
+      `SELECT id::text, order_id, organization_id, payflow_id, state, provider_status, status,
+              (status_checked_at IS NULL OR status_checked_at < $2) AS fresh
+         FROM payments WHERE id = $1::uuid FOR UPDATE`,
+      [paymentId, fetchedAt],
+    );
+    return row === undefined ? null : syncRow.parse(row);
+  }
+
+  /** Records a sync: when it was checked, and the status when it changed. */
+  async recordSync(tx: Sql, synced: SyncedStatus): Promise<void> {
+    await tx.execute(
+      `UPDATE payments
+          SET status_checked_at = $2,
+              provider_status = COALESCE($3, provider_status),
+              status = COALESCE($4, status),
+              last_polled_at = CASE WHEN $5 THEN clock_timestamp() ELSE last_polled_at END,
+              updated_at = now()
+        WHERE id = $1::uuid`,
+      [synced.paymentId, synced.checkedAt, synced.providerStatus, synced.status, synced.polled],
+    );
+  }
+
+  /** The payments holding these webhook tokens. */
+  async byWebhookTokens(sql: Sql, tokens: readonly string[]): Promise<TokenRow[]> {
+    const rows = await sql.query(
+      `SELECT webhook_token, id::text AS id, api_key_hash FROM payments
+        WHERE webhook_token = ANY($1::text[])`,
+      [tokens],
+    );
+    return rows.map((row) => tokenRow.parse(row));
+  }
+}
