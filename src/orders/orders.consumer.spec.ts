@@ -18,7 +18,7 @@ import {
   refundRequestedData,
   resendRequestedData,
 } from '../../test/support/builders.js';
-import type { OrderCommand } from './common/order-command.js';
+import type { OrderCommand } from './engine/order-command.js';
 import {
   ORDER_EVENT_TYPES,
   type OrderEnvelope,

@@ -10,7 +10,7 @@ import { InvalidEventError } from '../dead-letters/dead-letter.errors.js';
 import { OrderEventContext } from './order-event.context.js';
 import { CancelledCommand } from './cancelled/cancelled.command.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
-import { sourceOf, type CommandOutcome } from './common/order-command.js';
+import { sourceOf, type CommandOutcome } from './engine/order-command.js';
 import { DocumentAttachedCommand } from './document-attached/document-attached.command.js';
 import { DocumentAttachedHandler } from './document-attached/document-attached.handler.js';
 import { DocumentRemovedCommand } from './document-removed/document-removed.command.js';

@@ -1,14 +1,15 @@
 /**
  * The order pipeline: the consumer (@EventPattern per order event type), its eleven
- * handlers, the command engine and the Postgres dead-letter sink.
+ * handlers, the command runner with its attempt ledger, the repositories of the order
+ * tables, and the Postgres dead-letter sink.
  *
  *   imports: [OrdersModule]                                  // defaults from APP_CONFIG
  *   imports: [OrdersModule.forRoot({ attemptLeaseMs: … })]   // with overrides
  *
  * Needs (global): DataSource (DatabaseModule), APP_CONFIG (ConfigModule), APP_LOGGER
  * (LoggerModule), PAYFLOW_API (PayflowModule, global or passed in `imports`).
- * Exports: the handlers (PaymentRequestedHandler.resolveInDoubt for the webhook receiver),
- * DEAD_LETTER_SINK, TransactionBatcher, ORDERS_OPTIONS.
+ * Exports: the handlers, IN_DOUBT_RESOLVER (the port of src/payments, for the webhook
+ * processor), DEAD_LETTER_SINK, TransactionBatcher, ORDERS_OPTIONS.
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
@@ -16,15 +17,19 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { IN_DOUBT_RESOLVER } from '../payments/in-doubt-resolver.port.js';
+import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
-import { OrderCommandEngine } from './common/command-engine.js';
-import { PaymentMethodCatalog } from './common/payment-methods.js';
 import { DocumentAttachedHandler } from './document-attached/document-attached.handler.js';
 import { DocumentRemovedHandler } from './document-removed/document-removed.handler.js';
+import { AttemptBegin } from './engine/attempt-begin.js';
+import { CommandAttemptRepository } from './engine/command-attempt.repository.js';
+import { CommandRunner } from './engine/command-runner.js';
 import { InstallmentAddedHandler } from './installment-added/installment-added.handler.js';
 import { InstallmentChangedHandler } from './installment-changed/installment-changed.handler.js';
 import { InstallmentRemovedHandler } from './installment-removed/installment-removed.handler.js';
 import { MarkedPaidHandler } from './marked-paid/marked-paid.handler.js';
+import { OrderRepository } from './order.repository.js';
 import { OrdersConsumer } from './orders.consumer.js';
 import {
   ORDERS_OPTIONS,
@@ -32,9 +37,14 @@ import {
   ordersOptionsFromConfig,
   type OrdersOptions,
 } from './orders.options.js';
+import { PaymentCreationResolver } from './payment-requested/payment-creation.resolver.js';
 import { PaymentRequestedHandler } from './payment-requested/payment-requested.handler.js';
 import { PaymentResendRequestedHandler } from './payment-resend-requested/payment-resend-requested.handler.js';
 import { RefundRequestedHandler } from './refund-requested/refund-requested.handler.js';
+import { ProcessedEventRepository } from './processed-event.repository.js';
+import { NewPaymentWrites } from './shared/new-payment.js';
+import { PaymentMethodCatalog } from './shared/payment-methods.js';
+import { PaymentTargets } from './shared/payment-target.js';
 import { TerminalReceiptRequestedHandler } from './terminal-receipt-requested/terminal-receipt-requested.handler.js';
 
 export type OrdersOptionOverrides = Partial<OrdersOptions> & {
@@ -57,7 +67,12 @@ export const ORDER_HANDLERS = [
 ] as const;
 
 @Module({
-  imports: [TransactionBatcherModule, DeadLettersModule, OutboxWriterModule],
+  imports: [
+    TransactionBatcherModule,
+    DeadLettersModule,
+    OutboxWriterModule,
+    PaymentsPersistenceModule,
+  ],
   controllers: [OrdersConsumer],
   providers: [
     {
@@ -66,11 +81,25 @@ export const ORDER_HANDLERS = [
       useFactory: (config: AppConfig, overrides: OrdersOptionOverrides | undefined) =>
         ordersOptionsFromConfig(config, overrides ?? {}),
     },
+    OrderRepository,
+    ProcessedEventRepository,
+    CommandAttemptRepository,
     PaymentMethodCatalog,
-    OrderCommandEngine,
+    PaymentTargets,
+    NewPaymentWrites,
+    AttemptBegin,
+    CommandRunner,
+    PaymentCreationResolver,
+    { provide: IN_DOUBT_RESOLVER, useExisting: PaymentCreationResolver },
     ...ORDER_HANDLERS,
   ],
-  exports: [...ORDER_HANDLERS, ORDERS_OPTIONS, TransactionBatcherModule, DeadLettersModule],
+  exports: [
+    ...ORDER_HANDLERS,
+    IN_DOUBT_RESOLVER,
+    ORDERS_OPTIONS,
+    TransactionBatcherModule,
+    DeadLettersModule,
+  ],
 })
 export class OrdersModule {
   static forRoot(

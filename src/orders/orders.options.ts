@@ -5,19 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AppConfig } from '../config/app-config.js';
-import type { OrderEventType } from './order-event.schema.js';
 
 export const ORDERS_OPTIONS = Symbol('ORDERS_OPTIONS');
 export const ORDERS_OPTION_OVERRIDES = Symbol('ORDERS_OPTION_OVERRIDES');
-
-export interface OrdersTestHooks {
-  /**
-   * Runs after a Payflow call answered and before its outcome is recorded. A hook that
-   * throws simulates a worker that died at the worst moment: nothing is recorded and the
-   * error propagates.
-   */
-  readonly afterPayflowCall?: (type: OrderEventType, eventId: string) => void | Promise<void>;
-}
 
 export interface OrdersOptions {
   /** Owner of this worker's command attempts; unique per process. */
@@ -33,7 +23,6 @@ export interface OrdersOptions {
   readonly webhookBaseUrl: string;
   /** How long the list of payment methods is trusted (per organization). Default 60 s. */
   readonly paymentMethodsTtlMs: number;
-  readonly hooks: OrdersTestHooks;
 }
 
 /** Default margin between the Payflow request time-out and the end of an attempt's lease. */
@@ -56,7 +45,6 @@ export function ordersOptionsFromConfig(
     callDeadlineMs: Math.max(1, attemptLeaseMs - Math.ceil(leaseMarginMs / 2)),
     webhookBaseUrl: config.WEBHOOK_PUBLIC_BASE_URL.replace(/\/+$/, ''),
     paymentMethodsTtlMs: 60_000,
-    hooks: {},
     ...rest,
   };
 }

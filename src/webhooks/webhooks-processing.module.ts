@@ -5,19 +5,18 @@
  *   WebhooksProcessingModule.forRoot({ imports: [orders, outbox], options: { … } })
  *
  * Needs (global): DataSource, APP_CONFIG, APP_LOGGER, PAYFLOW_API. From `imports`:
- * PaymentRequestedHandler (OrdersModule, for resolveInDoubt), and optionally OutboxRelay
+ * IN_DOUBT_RESOLVER (the port in src/payments; OrdersModule provides it), and optionally OutboxRelay
  * (OutboxModule: woken after events commit). The receiver's InboxSignal (WebhookInboxModule,
  * imported here) wakes the processor; it also polls every second.
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
-import { PaymentRequestedHandler } from '../orders/payment-requested/payment-requested.handler.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
 import { InboxSignal } from './inbox/inbox.signal.js';
 import { WebhookInboxModule } from './inbox/webhook-inbox.module.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './processing/inbox-wakeup.js';
 import {
-  IN_DOUBT_RESOLVER,
   STATUS_EVENTS_COMMITTED,
   WEBHOOK_PROCESSING_OPTIONS,
   WebhookInboxProcessor,
@@ -33,10 +32,14 @@ export class WebhooksProcessingModule {
   static forRoot(settings: WebhooksProcessingModuleOptions = {}): DynamicModule {
     return {
       module: WebhooksProcessingModule,
-      imports: [StatusSyncModule, WebhookInboxModule, ...(settings.imports ?? [])],
+      imports: [
+        StatusSyncModule,
+        PaymentsPersistenceModule,
+        WebhookInboxModule,
+        ...(settings.imports ?? []),
+      ],
       providers: [
         { provide: WEBHOOK_PROCESSING_OPTIONS, useValue: settings.options ?? {} },
-        { provide: IN_DOUBT_RESOLVER, useExisting: PaymentRequestedHandler },
         {
           provide: STATUS_EVENTS_COMMITTED,
           inject: [{ token: OutboxRelay, optional: true }],

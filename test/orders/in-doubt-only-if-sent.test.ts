@@ -116,13 +116,16 @@ describe('a crash during a 429 storm', () => {
   });
 
   it('still parks a call that did leave', async () => {
-    const crashing = await startPipeline(database, sandbox, {
-      hooks: {
-        afterPayflowCall: () => {
+    const crashing = await startPipeline(
+      database,
+      sandbox,
+      {},
+      {
+        afterCreatePayment: () => {
           throw new Error('simulated crash after the Payflow call');
         },
       },
-    });
+    );
     const restarted = await startPipeline(database, sandbox);
     try {
       const orderId = anOrderId();

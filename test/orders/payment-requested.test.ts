@@ -451,13 +451,16 @@ describe('order.payment_requested', () => {
   });
 
   it('finds a call of a worker that died before recording it in doubt once its lease ran out', async () => {
-    const crashing = await startPipeline(database, sandbox, {
-      hooks: {
-        afterPayflowCall: () => {
+    const crashing = await startPipeline(
+      database,
+      sandbox,
+      {},
+      {
+        afterCreatePayment: () => {
           throw new Error('simulated crash after the Payflow call');
         },
       },
-    });
+    );
     const restarted = await startPipeline(database, sandbox);
     try {
       const orderId = anOrderId();

@@ -2,67 +2,72 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
+import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { executeTogether } from '../../payments/statement.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { OrderRepository } from '../order.repository.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { CancelledCommand } from './cancelled.command.js';
 
 @Injectable()
 export class CancelledHandler {
-  private readonly spec: CommandSpec<'order.cancelled', null, PaymentTarget, PaymentStatus>;
+  private readonly spec: CommandSpec<'order.cancelled', PaymentTarget, PaymentStatus>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
+    history: PaymentStatusHistoryRepository,
+    orders: OrderRepository,
+    installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.cancelled',
       // A repeated cancel is refused (business.payment_final): never repeated blindly.
       repeatable: false,
-      map: () => null,
-      prepare: (_tx, context) => {
-        const target = requirePayment(context);
-        return Promise.resolve({ state: target, paymentId: target.payment.id });
+      map: async (command) => {
+        const target = await targets.require(command);
+        return { state: target, paymentId: target.payment.id };
       },
       call: (target, signal) =>
         payflow.cancelPayment(target.payment.payflowId, {
           ...callOptions(target, signal),
           currency: target.payment.currency,
         }),
-      complete: async (tx, target, result, command) => {
+      complete: async (tx, { state: target, result, command }) => {
         const status = normalizePaymentStatus(result.status, { cancelledByBridge: true });
         const previous = target.payment.providerStatus;
-        await tx.execute(
-          `WITH p AS (
-             UPDATE payments SET state = 'cancelled', provider_status = $2, status = $3,
-                    updated_at = now()
-              WHERE id = $1::uuid),
-           h AS (
-             INSERT INTO payment_status_history
-                    (payment_id, provider_status, previous_provider_status, status, source, event_id)
-             VALUES ($1::uuid, $2, $4, $3, 'command', $5::uuid)),
-           o AS (
-             UPDATE orders SET state = 'cancelled', updated_at = now() WHERE order_id = $6)
-           UPDATE installments i SET provider_status = x.status, updated_at = now()
-             FROM unnest($7::text[], $8::text[]) AS x (payflow_id, status)
-            WHERE i.payment_id = $1::uuid AND i.payflow_installment_id = x.payflow_id`,
-          [
-            target.payment.id,
-            result.status,
+        const paymentId = target.payment.id;
+        await executeTogether(tx, [
+          payments.markCancelled(paymentId, result.status, status),
+          history.record({
+            paymentId,
+            providerStatus: result.status,
+            previousProviderStatus: previous,
             status,
-            previous,
-            command.eventId,
-            command.orderId,
-            result.installments.map((installment) => installment.id),
-            result.installments.map((installment) => installment.status),
-          ],
-        );
+            source: 'command',
+            eventId: command.eventId,
+          }),
+          orders.markCancelled(command.orderId),
+          installments.setStatusesByPayflowId(
+            paymentId,
+            result.installments.map((installment) => ({
+              payflowId: installment.id,
+              status: installment.status,
+            })),
+          ),
+        ]);
         return [
           targetEvent('payment.cancelled', command, target, {
             reason: command.event.data.reason ?? null,
@@ -76,6 +81,6 @@ export class CancelledHandler {
   }
 
   execute(command: CancelledCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

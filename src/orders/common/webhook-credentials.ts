@@ -1,52 +1,12 @@
 /**
- * Per-payment webhook credentials: an unguessable URL token (bound to the payment row
- * before Payflow is called) and an `api_key` that Payflow sends back with every webhook.
- * The key is sent to Payflow once and stored only as its SHA-256.
+ * Transitional re-export: the webhook credentials moved to src/orders/shared. Kept only for
+ * bench/webhooks.bench.ts (outside this change); import from orders/shared instead, and
+ * delete this file once nothing imports it.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/payflow.schemas.js';
-
-export interface WebhookCredentials {
-  /** 24 random bytes, base64url: the path segment of the payment's webhook URLs. */
-  readonly token: string;
-  /** 32 random bytes, base64url: never stored, never logged. */
-  readonly apiKey: string;
-  /** SHA-256 of `apiKey` (UTF-8), the only form that is stored. */
-  readonly apiKeyHash: Buffer;
-}
-
-export function newWebhookCredentials(): WebhookCredentials {
-  // One draw from the CSPRNG for both (a system call less per payment).
-  const random = randomBytes(56);
-  const token = random.subarray(0, 24).toString('base64url');
-  const apiKey = random.subarray(24).toString('base64url');
-  return { token, apiKey, apiKeyHash: hashApiKey(apiKey) };
-}
-
-export function hashApiKey(apiKey: string): Buffer {
-  return createHash('sha256').update(apiKey, 'utf8').digest();
-}
-
-/** `${base}/webhooks/payflow/${token}/${kind}` */
-export function webhookUrl(baseUrl: string, token: string, kind: WebhookKind): string {
-  return `${baseUrl.replace(/\/+$/, '')}/webhooks/payflow/${encodeURIComponent(token)}/${kind}`;
-}
-
-/** The create-payment `callback` object for these credentials. */
-export function webhookCallback(
-  baseUrl: string,
-  credentials: Pick<WebhookCredentials, 'token' | 'apiKey'>,
-): {
-  url: string;
-  status_update_url: string;
-  terminal_failure_url: string;
-  api_key: string;
-} {
-  const [paymentUpdate, statusUpdate, terminalFailure] = WEBHOOK_KINDS;
-  return {
-    url: webhookUrl(baseUrl, credentials.token, paymentUpdate),
-    status_update_url: webhookUrl(baseUrl, credentials.token, statusUpdate),
-    terminal_failure_url: webhookUrl(baseUrl, credentials.token, terminalFailure),
-    api_key: credentials.apiKey,
-  };
-}
+export {
+  hashApiKey,
+  newWebhookCredentials,
+  webhookCallback,
+  webhookUrl,
+  type WebhookCredentials,
+} from '../shared/webhook-credentials.js';

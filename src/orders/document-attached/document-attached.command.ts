@@ -1,4 +1,4 @@
-import { OrderCommand } from '../common/order-command.js';
+import { OrderCommand } from '../engine/order-command.js';
 
 /** order.document_attached: upload a document to the order's latest payment. */
 export class DocumentAttachedCommand extends OrderCommand<'order.document_attached'> {}

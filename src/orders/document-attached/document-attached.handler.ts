@@ -1,16 +1,19 @@
 /** order.document_attached → POST /api/payments/uploadDocument; emits document.attached. */
 import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PayflowDocument } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
-import { mappingFailed } from '../common/order-amounts.js';
+import { DocumentRepository } from '../../payments/document.repository.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { DocumentAttachedCommand } from './document-attached.command.js';
 import {
   mapDocumentAttached,
@@ -25,31 +28,23 @@ interface AttachState {
 
 @Injectable()
 export class DocumentAttachedHandler {
-  private readonly spec: CommandSpec<
-    'order.document_attached',
-    MappedDocument,
-    AttachState,
-    PayflowDocument
-  >;
+  private readonly spec: CommandSpec<'order.document_attached', AttachState, PayflowDocument>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    documents: DocumentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.document_attached',
       // A repeated upload would attach the document twice.
       repeatable: false,
-      map: (command) => mapDocumentAttached(command.event.data),
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const document = context.mapped;
-        const existing = await tx.query(
-          `SELECT 1 FROM documents
-            WHERE payment_id = $1::uuid AND document_ref = $2 AND removed_at IS NULL`,
-          [target.payment.id, document.ref],
-        );
-        if (existing.length > 0) {
+      map: async (command) => {
+        const document = mapDocumentAttached(command.event.data);
+        const target = await targets.require(command);
+        if ((await documents.findLive(database.sql, target.payment.id, document.ref)) !== null) {
           throw mappingFailed(
             'ORDER.DUPLICATE_DOCUMENT_REF',
             `document reference "${document.ref}" is already attached to the order's payment`,
@@ -62,24 +57,15 @@ export class DocumentAttachedHandler {
           toUploadInput(target.payment.payflowId, document),
           callOptions(target, signal),
         ),
-      complete: async (tx, { target, document }, result, command) => {
-        await tx.execute(
-          `INSERT INTO documents (payment_id, document_ref, payflow_document_id, file_name,
-                                  content_type, size)
-           VALUES ($1::uuid, $2, $3, $4, $5, $6)
-           ON CONFLICT (payment_id, document_ref) DO UPDATE
-              SET payflow_document_id = EXCLUDED.payflow_document_id,
-                  file_name = EXCLUDED.file_name, content_type = EXCLUDED.content_type,
-                  size = EXCLUDED.size, removed_at = NULL, updated_at = now()`,
-          [
-            target.payment.id,
-            document.ref,
-            result.id,
-            document.fileName,
-            document.contentType,
-            result.size,
-          ],
-        );
+      complete: async (tx, { state: { target, document }, result, command }) => {
+        await documents.attach(tx, {
+          paymentId: target.payment.id,
+          ref: document.ref,
+          payflowDocumentId: result.id,
+          fileName: document.fileName,
+          contentType: document.contentType,
+          size: result.size,
+        });
         return [
           targetEvent('document.attached', command, target, {
             documentRef: document.ref,
@@ -94,6 +80,6 @@ export class DocumentAttachedHandler {
   }
 
   execute(command: DocumentAttachedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

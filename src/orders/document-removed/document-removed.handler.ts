@@ -1,16 +1,19 @@
 /** order.document_removed → DELETE /api/payments/uploadDocument/{payflow_id}/{document_id}. */
 import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { DeletedDocument, PayflowApi } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
-import { mappingFailed } from '../common/order-amounts.js';
+import { DocumentRepository } from '../../payments/document.repository.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { DocumentRemovedCommand } from './document-removed.command.js';
 
 interface RemoveState {
@@ -23,38 +26,31 @@ interface RemoveState {
 
 @Injectable()
 export class DocumentRemovedHandler {
-  private readonly spec: CommandSpec<'order.document_removed', null, RemoveState, DeletedDocument>;
+  private readonly spec: CommandSpec<'order.document_removed', RemoveState, DeletedDocument>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    documents: DocumentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.document_removed',
       // A repeated DELETE answers 404: never repeated blindly.
       repeatable: false,
-      map: () => null,
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const ref = context.command.event.data.documentRef;
-        const [row] = await tx.query<{ id: string; payflow_document_id: string | null }>(
-          `SELECT id, payflow_document_id FROM documents
-            WHERE payment_id = $1::uuid AND document_ref = $2 AND removed_at IS NULL`,
-          [target.payment.id, ref],
-        );
-        if (row === undefined || row.payflow_document_id === null) {
+      map: async (command) => {
+        const target = await targets.require(command);
+        const ref = command.event.data.documentRef;
+        const row = await documents.findLive(database.sql, target.payment.id, ref);
+        if (row === null || row.payflowDocumentId === null) {
           throw mappingFailed(
             'ORDER.UNKNOWN_DOCUMENT_REF',
             `document reference "${ref}" is not attached to the order's payment`,
           );
         }
         return {
-          state: {
-            target,
-            ref,
-            documentRowId: row.id,
-            payflowDocumentId: row.payflow_document_id,
-          },
+          state: { target, ref, documentRowId: row.id, payflowDocumentId: row.payflowDocumentId },
           paymentId: target.payment.id,
         };
       },
@@ -64,11 +60,8 @@ export class DocumentRemovedHandler {
           payflowDocumentId,
           callOptions(target, signal),
         ),
-      complete: async (tx, state, _result, command) => {
-        await tx.execute(
-          `UPDATE documents SET removed_at = now(), updated_at = now() WHERE id = $1::uuid`,
-          [state.documentRowId],
-        );
+      complete: async (tx, { state, command }) => {
+        await documents.markRemoved(tx, state.documentRowId);
         return [
           targetEvent('document.removed', command, state.target, {
             documentRef: state.ref,
@@ -80,6 +73,6 @@ export class DocumentRemovedHandler {
   }
 
   execute(command: DocumentRemovedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

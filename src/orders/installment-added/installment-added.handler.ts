@@ -1,17 +1,22 @@
 /** order.installment_added → POST …/installments/create; emits installment.added. */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { Installment, PayflowApi } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
-import { mappingFailed } from '../common/order-amounts.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { executeTogether } from '../../payments/statement.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { InstallmentAddedCommand } from './installment-added.command.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 
@@ -22,27 +27,23 @@ interface AddState {
 
 @Injectable()
 export class InstallmentAddedHandler {
-  private readonly spec: CommandSpec<'order.installment_added', null, AddState, Installment>;
+  private readonly spec: CommandSpec<'order.installment_added', AddState, Installment>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
+    installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.installment_added',
       repeatable: false,
-      map: () => null,
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const installment = mapInstallmentAdded(
-          context.command.event.data,
-          target.payment.currency,
-        );
-        const existing = await tx.query(
-          `SELECT 1 FROM installments WHERE payment_id = $1::uuid AND installment_ref = $2`,
-          [target.payment.id, installment.ref],
-        );
-        if (existing.length > 0) {
+      map: async (command) => {
+        const target = await targets.require(command);
+        const installment = mapInstallmentAdded(command.event.data, target.payment.currency);
+        if (await installments.refTaken(database.sql, target.payment.id, installment.ref)) {
           throw mappingFailed(
             'ORDER.DUPLICATE_INSTALLMENT_REF',
             `installment reference "${installment.ref}" is already used by the order's payment`,
@@ -55,25 +56,19 @@ export class InstallmentAddedHandler {
           ...callOptions(target, signal),
           currency: target.payment.currency,
         }),
-      complete: async (tx, { target, installment }, result, command) => {
-        await tx.execute(
-          `WITH p AS (
-             UPDATE payments SET total_gross_minor = total_gross_minor + $5, updated_at = now()
-              WHERE id = $1::uuid)
-           INSERT INTO installments (payment_id, installment_ref, payflow_installment_id, position,
-                                     due_date, gross_minor, type, provider_status)
-           SELECT $1::uuid, $2, $3, COALESCE(MAX(position), 0) + 1, $4::date, $5, $6, $7
-             FROM installments WHERE payment_id = $1::uuid`,
-          [
-            target.payment.id,
-            installment.ref,
-            result.id,
-            result.date,
-            result.grossAmountMinor,
-            result.type,
-            result.status,
-          ],
-        );
+      complete: async (tx, { state: { target, installment }, result, command }) => {
+        await executeTogether(tx, [
+          payments.addToTotal(target.payment.id, result.grossAmountMinor),
+          installments.add({
+            paymentId: target.payment.id,
+            ref: installment.ref,
+            payflowId: result.id,
+            date: result.date,
+            grossMinor: result.grossAmountMinor,
+            type: result.type,
+            status: result.status,
+          }),
+        ]);
         return [
           targetEvent('installment.added', command, target, {
             installmentRef: installment.ref,
@@ -90,6 +85,6 @@ export class InstallmentAddedHandler {
   }
 
   execute(command: InstallmentAddedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

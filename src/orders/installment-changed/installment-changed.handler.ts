@@ -4,21 +4,26 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type {
   Installment,
   PayflowApi,
   UpdateInstallmentInput,
 } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import { requireInstallment, type KnownInstallment } from '../common/installment-refs.js';
-import type { CommandOutcome } from '../common/order-command.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { executeTogether } from '../../payments/statement.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { InstallmentChangedCommand } from './installment-changed.command.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';
 
@@ -30,21 +35,29 @@ interface ChangeState {
 
 @Injectable()
 export class InstallmentChangedHandler {
-  private readonly spec: CommandSpec<'order.installment_changed', null, ChangeState, Installment>;
+  private readonly spec: CommandSpec<'order.installment_changed', ChangeState, Installment>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
+    installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.installment_changed',
       repeatable: true,
-      map: () => null,
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const { data } = context.command.event;
+      map: async (command) => {
+        const target = await targets.require(command);
+        const { data } = command.event;
         const input = mapInstallmentChanged(data, target.payment.currency);
-        const installment = await requireInstallment(tx, target.payment.id, data.installmentRef);
+        const installment = await requireInstallment(
+          installments,
+          database.sql,
+          target.payment.id,
+          data.installmentRef,
+        );
         return { state: { target, installment, input }, paymentId: target.payment.id };
       },
       call: ({ target, installment, input }, signal) =>
@@ -52,25 +65,11 @@ export class InstallmentChangedHandler {
           ...callOptions(target, signal),
           currency: target.payment.currency,
         }),
-      complete: async (tx, { target, installment }, result, command) => {
-        await tx.execute(
-          `WITH i AS (
-             UPDATE installments
-                SET due_date = $2::date, gross_minor = $3, provider_status = $4, updated_at = now()
-              WHERE id = $1::uuid
-             RETURNING id)
-           UPDATE payments SET total_gross_minor = total_gross_minor + ($3 - $5::bigint),
-                  updated_at = now()
-            WHERE id = $6::uuid`,
-          [
-            installment.id,
-            result.date,
-            result.grossAmountMinor,
-            result.status,
-            installment.grossMinor,
-            target.payment.id,
-          ],
-        );
+      complete: async (tx, { state: { target, installment }, result, command }) => {
+        await executeTogether(tx, [
+          installments.change(installment.id, result.date, result.grossAmountMinor, result.status),
+          payments.addToTotal(target.payment.id, result.grossAmountMinor - installment.grossMinor),
+        ]);
         return [
           targetEvent('installment.changed', command, target, {
             installmentRef: installment.ref,
@@ -88,6 +87,6 @@ export class InstallmentChangedHandler {
   }
 
   execute(command: InstallmentChangedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

@@ -1,4 +1,4 @@
-import { OrderCommand } from '../common/order-command.js';
+import { OrderCommand } from '../engine/order-command.js';
 
 /** order.installment_removed: remove (cancel) an installment. */
 export class InstallmentRemovedCommand extends OrderCommand<'order.installment_removed'> {}

@@ -1,17 +1,22 @@
 /** order.installment_removed → DELETE …/installments/{installment_id}; emits installment.removed. */
 import { Inject, Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
+import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { Installment, PayflowApi } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import { requireInstallment, type KnownInstallment } from '../common/installment-refs.js';
-import type { CommandOutcome } from '../common/order-command.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { executeTogether } from '../../payments/statement.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { InstallmentRemovedCommand } from './installment-removed.command.js';
 
 interface RemoveState {
@@ -21,21 +26,29 @@ interface RemoveState {
 
 @Injectable()
 export class InstallmentRemovedHandler {
-  private readonly spec: CommandSpec<'order.installment_removed', null, RemoveState, Installment>;
+  private readonly spec: CommandSpec<'order.installment_removed', RemoveState, Installment>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
+    installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.installment_removed',
       // A repeated DELETE is refused (business.installment_final): never repeated blindly.
       repeatable: false,
-      map: () => null,
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const ref = context.command.event.data.installmentRef;
-        const installment = await requireInstallment(tx, target.payment.id, ref);
+      map: async (command) => {
+        const target = await targets.require(command);
+        const ref = command.event.data.installmentRef;
+        const installment = await requireInstallment(
+          installments,
+          database.sql,
+          target.payment.id,
+          ref,
+        );
         return { state: { target, installment }, paymentId: target.payment.id };
       },
       call: ({ target, installment }, signal) =>
@@ -43,17 +56,11 @@ export class InstallmentRemovedHandler {
           ...callOptions(target, signal),
           currency: target.payment.currency,
         }),
-      complete: async (tx, { target, installment }, result, command) => {
-        await tx.execute(
-          `WITH i AS (
-             UPDATE installments SET removed_at = now(), provider_status = $2, updated_at = now()
-              WHERE id = $1::uuid
-             RETURNING id)
-           UPDATE payments SET total_gross_minor = total_gross_minor - $3::bigint,
-                  updated_at = now()
-            WHERE id = $4::uuid`,
-          [installment.id, result.status, installment.grossMinor, target.payment.id],
-        );
+      complete: async (tx, { state: { target, installment }, result, command }) => {
+        await executeTogether(tx, [
+          installments.remove(installment.id, result.status),
+          payments.addToTotal(target.payment.id, -installment.grossMinor),
+        ]);
         return [
           targetEvent('installment.removed', command, target, {
             installmentRef: installment.ref,
@@ -69,6 +76,6 @@ export class InstallmentRemovedHandler {
   }
 
   execute(command: InstallmentRemovedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

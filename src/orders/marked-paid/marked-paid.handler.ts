@@ -2,15 +2,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { ManualPaidResponse, PayflowApi } from '../../payflow/payflow.types.js';
+import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { executeTogether } from '../../payments/statement.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { MarkedPaidCommand } from './marked-paid.command.js';
 
 interface MarkState {
@@ -20,21 +24,23 @@ interface MarkState {
 
 @Injectable()
 export class MarkedPaidHandler {
-  private readonly spec: CommandSpec<'order.marked_paid', null, MarkState, ManualPaidResponse>;
+  private readonly spec: CommandSpec<'order.marked_paid', MarkState, ManualPaidResponse>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
+    history: PaymentStatusHistoryRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.marked_paid',
       // A repeat is refused once the payment is PAID (business.payment_final).
       repeatable: false,
-      map: () => null,
-      prepare: (_tx, context) => {
-        const target = requirePayment(context);
-        const note = context.command.event.data.note;
-        return Promise.resolve({ state: { target, note }, paymentId: target.payment.id });
+      map: async (command) => {
+        const target = await targets.require(command);
+        const note = command.event.data.note;
+        return { state: { target, note }, paymentId: target.payment.id };
       },
       call: ({ target, note }, signal) =>
         payflow.markPaid(
@@ -42,19 +48,21 @@ export class MarkedPaidHandler {
           note === undefined ? {} : { note },
           callOptions(target, signal),
         ),
-      complete: async (tx, { target, note }, result, command) => {
+      complete: async (tx, { state: { target, note }, result, command }) => {
         const providerStatus = result.paymentStatus;
         const status = normalizePaymentStatus(providerStatus);
         const previous = target.payment.providerStatus;
-        await tx.execute(
-          `WITH p AS (
-             UPDATE payments SET provider_status = $2, status = $3, updated_at = now()
-              WHERE id = $1::uuid)
-           INSERT INTO payment_status_history
-                  (payment_id, provider_status, previous_provider_status, status, source, event_id)
-           VALUES ($1::uuid, $2, $4, $3, 'command', $5::uuid)`,
-          [target.payment.id, providerStatus, status, previous, command.eventId],
-        );
+        await executeTogether(tx, [
+          payments.setStatus(target.payment.id, providerStatus, status),
+          history.record({
+            paymentId: target.payment.id,
+            providerStatus,
+            previousProviderStatus: previous,
+            status,
+            source: 'command',
+            eventId: command.eventId,
+          }),
+        ]);
         return [
           targetEvent('payment.marked_paid', command, target, {
             note: note ?? null,
@@ -68,6 +76,6 @@ export class MarkedPaidHandler {
   }
 
   execute(command: MarkedPaidCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

@@ -11,7 +11,7 @@ import {
   mapLines,
   mappingFailed,
   toPaymentItem,
-} from '../common/order-amounts.js';
+} from '../shared/order-amounts.js';
 import type { OrderEvent, PaymentRequestedData } from '../order-event.schema.js';
 
 /** One installment of the plan, with the ERP's reference. */

@@ -6,16 +6,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, ResendResponse } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
-import { PaymentMethodCatalog } from '../common/payment-methods.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import type { OrderEventData } from '../order-event.schema.js';
+import { PaymentMethodCatalog } from '../shared/payment-methods.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
-import type { OrderEventData } from '../order-event.schema.js';
+} from '../shared/payment-target.js';
 import type { PaymentResendRequestedCommand } from './payment-resend-requested.command.js';
 
 type ResendData = OrderEventData<'order.payment_resend_requested'>;
@@ -27,34 +29,23 @@ interface ResendState {
 
 @Injectable()
 export class PaymentResendRequestedHandler {
-  private readonly spec: CommandSpec<
-    'order.payment_resend_requested',
-    null,
-    ResendState,
-    ResendResponse
-  >;
+  private readonly spec: CommandSpec<'order.payment_resend_requested', ResendState, ResendResponse>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
     paymentMethods: PaymentMethodCatalog,
+    targets: PaymentTargets,
+    payments: PaymentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.payment_resend_requested',
       repeatable: true,
       map: async (command) => {
-        await paymentMethods.assertKnown(
-          command.event.data.paymentMethodId,
-          command.event.organizationId,
-        );
-        return null;
-      },
-      prepare: (_tx, context) => {
-        const target = requirePayment(context);
-        return Promise.resolve({
-          state: { target, data: context.command.event.data },
-          paymentId: target.payment.id,
-        });
+        const { data, organizationId } = command.event;
+        await paymentMethods.assertKnown(data.paymentMethodId, organizationId);
+        const target = await targets.require(command);
+        return { state: { target, data }, paymentId: target.payment.id };
       },
       call: ({ target, data }, signal) =>
         payflow.resendPayment(
@@ -66,11 +57,8 @@ export class PaymentResendRequestedHandler {
           },
           callOptions(target, signal),
         ),
-      complete: async (tx, { target, data }, result, command) => {
-        await tx.execute(
-          `UPDATE payments SET payment_method_id = $2, updated_at = now() WHERE id = $1::uuid`,
-          [target.payment.id, data.paymentMethodId],
-        );
+      complete: async (tx, { state: { target, data }, result, command }) => {
+        await payments.setPaymentMethod(tx, target.payment.id, data.paymentMethodId);
         return [
           targetEvent('payment.resent', command, target, {
             paymentMethodId: data.paymentMethodId,
@@ -84,6 +72,6 @@ export class PaymentResendRequestedHandler {
   }
 
   execute(command: PaymentResendRequestedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

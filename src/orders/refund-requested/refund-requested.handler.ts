@@ -1,17 +1,20 @@
 /** order.refund_requested → POST /api/refund; emits payment.refunded. Never repeated blindly. */
 import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '../../database/database.js';
 import { formatMinorUnits } from '../../common/money.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, RefundResult } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
-import { mappingFailed } from '../common/order-amounts.js';
+import { RefundRepository } from '../../payments/refund.repository.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { RefundRequestedCommand } from './refund-requested.command.js';
 import {
   assertRefundCurrency,
@@ -26,33 +29,26 @@ interface RefundState {
 
 @Injectable()
 export class RefundRequestedHandler {
-  private readonly spec: CommandSpec<
-    'order.refund_requested',
-    MappedRefund,
-    RefundState,
-    RefundResult
-  >;
+  private readonly spec: CommandSpec<'order.refund_requested', RefundState, RefundResult>;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    database: Database,
+    targets: PaymentTargets,
+    refunds: RefundRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.refund_requested',
       repeatable: false,
-      map: (command) => mapRefundRequested(command.event.data),
-      prepare: async (tx, context) => {
-        const target = requirePayment(context);
-        const refund = context.mapped;
+      map: async (command) => {
+        const refund = mapRefundRequested(command.event.data);
+        const target = await targets.require(command);
         assertRefundCurrency(refund, target.payment.currency);
-        const existing = await tx.query(
-          `SELECT 1 FROM refunds WHERE payment_id = $1::uuid AND refund_ref = $2`,
-          [target.payment.id, refund.refundRef],
-        );
-        if (existing.length > 0) {
+        if (await refunds.exists(database.sql, target.payment.id, refund.refundRef)) {
           throw mappingFailed(
             'ORDER.DUPLICATE_REFUND',
-            `refund ${refund.refundRef} of order ${context.command.orderId} was made already`,
+            `refund ${refund.refundRef} of order ${command.orderId} was made already`,
           );
         }
         return { state: { target, refund }, paymentId: target.payment.id };
@@ -68,23 +64,17 @@ export class RefundRequestedHandler {
           },
           callOptions(target, signal),
         ),
-      complete: async (tx, { target, refund }, result, command) => {
-        await tx.execute(
-          `INSERT INTO refunds (payment_id, refund_ref, payflow_refund_id, currency, gross_minor,
-                                net_minor, refund_type, remaining_minor)
-           VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8)
-           ON CONFLICT (payment_id, refund_ref) DO NOTHING`,
-          [
-            target.payment.id,
-            refund.refundRef,
-            result.refundId,
-            refund.currency,
-            result.grossRefundedAmountMinor,
-            result.netRefundedAmountMinor,
-            result.refundType,
-            result.remainingAmountMinor,
-          ],
-        );
+      complete: async (tx, { state: { target, refund }, result, command }) => {
+        await refunds.insert(tx, {
+          paymentId: target.payment.id,
+          refundRef: refund.refundRef,
+          payflowRefundId: result.refundId,
+          currency: refund.currency,
+          grossMinor: result.grossRefundedAmountMinor,
+          netMinor: result.netRefundedAmountMinor,
+          refundType: result.refundType,
+          remainingMinor: result.remainingAmountMinor,
+        });
         const currency = result.currency;
         return [
           targetEvent('payment.refunded', command, target, {
@@ -105,6 +95,6 @@ export class RefundRequestedHandler {
   }
 
   execute(command: RefundRequestedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

@@ -4,7 +4,7 @@
  * the event's currency, which must be the payment's.
  */
 import type { RefundInput, RefundLineInput } from '../../payflow/payflow.types.js';
-import { amountToMinor, mapLines, mappingFailed } from '../common/order-amounts.js';
+import { amountToMinor, mapLines, mappingFailed } from '../shared/order-amounts.js';
 import type { OrderEventData } from '../order-event.schema.js';
 
 export type MappedRefund = Omit<RefundInput, 'paymentId'> & {

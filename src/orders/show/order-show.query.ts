@@ -6,6 +6,7 @@
 import { Injectable } from '@nestjs/common';
 import { currencyExponent } from '../../common/money.js';
 import type { Sql } from '../../database/database.js';
+import { OrderShowRepository } from './order-show.repository.js';
 import {
   sanitizeText,
   type AmountView,
@@ -47,25 +48,11 @@ function textOrNull(value: string | null): string | null {
 
 @Injectable()
 export class OrderShowQuery {
+  constructor(private readonly rows: OrderShowRepository = new OrderShowRepository()) {}
+
   /** The order's view, or null when no order and no dead letter has that id. */
   async show(sql: Sql, orderId: string): Promise<OrderView | null> {
-    const [order] = await sql.query<{
-      orderId: string;
-      organizationId: string | null;
-      orderNumber: string | null;
-      state: string;
-      currency: string | null;
-      blockedAt: Timestamp | null;
-      blockedReason: string | null;
-      createdAt: Timestamp;
-      updatedAt: Timestamp;
-    }>(
-      `SELECT order_id AS "orderId", organization_id AS "organizationId",
-              order_number AS "orderNumber", state, currency, blocked_at AS "blockedAt",
-              blocked_reason AS "blockedReason", created_at AS "createdAt", updated_at AS "updatedAt"
-         FROM orders WHERE order_id = $1`,
-      [orderId],
-    );
+    const order = await this.rows.order(sql, orderId);
     const deadLetters = await this.deadLetters(sql, orderId);
     if (order === undefined && deadLetters.length === 0) return null;
 
@@ -103,98 +90,14 @@ export class OrderShowQuery {
   }
 
   private async payments(sql: Sql, orderId: string): Promise<PaymentView[]> {
-    const payments = await sql.query<{
-      id: string;
-      payflowId: string | null;
-      organizationId: string | null;
-      state: string;
-      providerStatus: string | null;
-      status: string | null;
-      paymentLink: string | null;
-      paymentMethodId: string | null;
-      currency: string;
-      totalGross: string;
-      totalNet: string;
-      createdAt: Timestamp;
-      updatedAt: Timestamp;
-      lastPolledAt: Timestamp | null;
-    }>(
-      `SELECT id, payflow_id AS "payflowId", organization_id AS "organizationId", state,
-              provider_status AS "providerStatus", status, payment_link AS "paymentLink",
-              payment_method_id AS "paymentMethodId", currency,
-              total_gross_minor::text AS "totalGross", total_net_minor::text AS "totalNet",
-              created_at AS "createdAt", updated_at AS "updatedAt", last_polled_at AS "lastPolledAt"
-         FROM payments WHERE order_id = $1 ORDER BY created_at, id`,
-      [orderId],
-    );
+    const payments = await this.rows.payments(sql, orderId);
     if (payments.length === 0) return [];
     const ids = payments.map((payment) => payment.id);
 
-    const installments = await sql.query<{
-      paymentId: string;
-      position: number;
-      installmentRef: string | null;
-      payflowInstallmentId: string | null;
-      type: string | null;
-      dueDate: string;
-      gross: string;
-      providerStatus: string | null;
-      removedAt: Timestamp | null;
-    }>(
-      `SELECT payment_id AS "paymentId", position, installment_ref AS "installmentRef",
-              payflow_installment_id AS "payflowInstallmentId", type, due_date::text AS "dueDate",
-              gross_minor::text AS gross, provider_status AS "providerStatus", removed_at AS "removedAt"
-         FROM installments WHERE payment_id = ANY($1::uuid[]) ORDER BY position, created_at`,
-      [ids],
-    );
-    const documents = await sql.query<{
-      paymentId: string;
-      documentRef: string;
-      payflowDocumentId: string | null;
-      fileName: string;
-      contentType: string;
-      size: number;
-      createdAt: Timestamp;
-      removedAt: Timestamp | null;
-    }>(
-      `SELECT payment_id AS "paymentId", document_ref AS "documentRef",
-              payflow_document_id AS "payflowDocumentId", file_name AS "fileName",
-              content_type AS "contentType", size, created_at AS "createdAt", removed_at AS "removedAt"
-         FROM documents WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
-      [ids],
-    );
-    const refunds = await sql.query<{
-      paymentId: string;
-      refundRef: string;
-      payflowRefundId: string | null;
-      refundType: string | null;
-      currency: string;
-      gross: string;
-      net: string;
-      remaining: string | null;
-      createdAt: Timestamp;
-    }>(
-      `SELECT payment_id AS "paymentId", refund_ref AS "refundRef",
-              payflow_refund_id AS "payflowRefundId", refund_type AS "refundType", currency,
-              gross_minor::text AS gross, net_minor::text AS net,
-              remaining_minor::text AS remaining, created_at AS "createdAt"
-         FROM refunds WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
-      [ids],
-    );
-    const history = await sql.query<{
-      paymentId: string;
-      recordedAt: Timestamp;
-      source: string;
-      previousProviderStatus: string | null;
-      providerStatus: string | null;
-      status: string | null;
-    }>(
-      `SELECT payment_id AS "paymentId", recorded_at AS "recordedAt", source,
-              previous_provider_status AS "previousProviderStatus",
-              provider_status AS "providerStatus", status
-         FROM payment_status_history WHERE payment_id = ANY($1::uuid[]) ORDER BY id`,
-      [ids],
-    );
+    const installments = await this.rows.installments(sql, ids);
+    const documents = await this.rows.documents(sql, ids);
+    const refunds = await this.rows.refunds(sql, ids);
+    const history = await this.rows.history(sql, ids);
 
     const latestId = payments[payments.length - 1]?.id;
     return payments.map((payment) => {
@@ -262,25 +165,7 @@ export class OrderShowQuery {
   }
 
   private async deadLetters(sql: Sql, orderId: string): Promise<DeadLetterView[]> {
-    const rows = await sql.query<{
-      id: string;
-      eventId: string | null;
-      eventType: string | null;
-      reason: string;
-      error: string;
-      attempts: number;
-      topic: string;
-      partition: number;
-      offset: string;
-      failedAt: Timestamp;
-      replayedAt: Timestamp | null;
-    }>(
-      `SELECT id::text AS id, event_id AS "eventId", event_type AS "eventType", reason, error,
-              attempts, topic, partition, "offset"::text AS "offset", failed_at AS "failedAt",
-              replayed_at AS "replayedAt"
-         FROM dead_letters d WHERE d.order_id = $1 ORDER BY d.id`,
-      [orderId],
-    );
+    const rows = await this.rows.deadLetters(sql, orderId);
     return rows.map((row) => ({
       id: row.id,
       eventId: row.eventId,

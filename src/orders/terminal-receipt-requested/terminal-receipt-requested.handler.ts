@@ -2,14 +2,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PrintReceiptResponse } from '../../payflow/payflow.types.js';
-import { OrderCommandEngine, type CommandSpec } from '../common/command-engine.js';
-import type { CommandOutcome } from '../common/order-command.js';
+import { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec } from '../engine/command-spec.js';
+import type { CommandOutcome } from '../engine/order-command.js';
 import {
+  PaymentTargets,
   callOptions,
-  requirePayment,
   targetEvent,
   type PaymentTarget,
-} from '../common/payment-target.js';
+} from '../shared/payment-target.js';
 import type { TerminalReceiptRequestedCommand } from './terminal-receipt-requested.command.js';
 
 interface PrintState {
@@ -21,26 +22,23 @@ interface PrintState {
 export class TerminalReceiptRequestedHandler {
   private readonly spec: CommandSpec<
     'order.terminal_receipt_requested',
-    null,
     PrintState,
     PrintReceiptResponse
   >;
 
   constructor(
-    private readonly engine: OrderCommandEngine,
+    private readonly runner: CommandRunner,
+    targets: PaymentTargets,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
     this.spec = {
       type: 'order.terminal_receipt_requested',
       // A repeat prints a second receipt: never repeated blindly.
       repeatable: false,
-      map: () => null,
-      prepare: (_tx, context) => {
-        const target = requirePayment(context);
-        return Promise.resolve({
-          state: { target, terminalId: context.command.event.data.terminalId },
-          paymentId: target.payment.id,
-        });
+      map: async (command) => {
+        const target = await targets.require(command);
+        const terminalId = command.event.data.terminalId;
+        return { state: { target, terminalId }, paymentId: target.payment.id };
       },
       call: ({ target, terminalId }, signal) =>
         payflow.printTerminalReceipt(
@@ -48,7 +46,7 @@ export class TerminalReceiptRequestedHandler {
           terminalId === undefined ? {} : { terminalId },
           callOptions(target, signal),
         ),
-      complete: (_tx, { target }, result, command) =>
+      complete: (_tx, { state: { target }, result, command }) =>
         Promise.resolve([
           targetEvent('receipt.printed', command, target, {
             terminalId: result.terminalId,
@@ -59,6 +57,6 @@ export class TerminalReceiptRequestedHandler {
   }
 
   execute(command: TerminalReceiptRequestedCommand): Promise<CommandOutcome> {
-    return this.engine.run(command, this.spec);
+    return this.runner.run(command, this.spec);
   }
 }

@@ -31,28 +31,25 @@ import {
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { AppError, describeError } from '../../common/app-error.js';
-import { Database, type Sql } from '../../database/database.js';
-import type { InDoubtResolution } from '../../orders/payment-requested/payment-requested.handler.js';
-import { Wakeup, mapBounded } from '../../outbox/outbox.relay-support.js';
+import { mapBounded } from '../../common/map-bounded.js';
+import { Wakeup } from '../../common/wakeup.js';
+import { Database } from '../../database/database.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
+import { IN_DOUBT_RESOLVER, type InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
+import { PaymentRepository, type InboxPayment } from '../../payments/payment.repository.js';
 import {
   PaymentStatusSync,
   type Snapshot,
 } from '../../payments/status-sync/payment-status-sync.js';
 import type { StoredPayment } from '../../payments/status-sync/status-changes.js';
+import { WebhookInboxRepository, type ClaimedInboxRow } from '../inbox/webhook-inbox.repository.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './inbox-wakeup.js';
 import { webhookHints } from './webhook-hints.js';
 
 export const WEBHOOK_PROCESSING_OPTIONS = Symbol('WEBHOOK_PROCESSING_OPTIONS');
-export const IN_DOUBT_RESOLVER = Symbol('IN_DOUBT_RESOLVER');
 /** Called after a transaction that wrote status events committed (wakes the outbox relay). */
 export const STATUS_EVENTS_COMMITTED = Symbol('STATUS_EVENTS_COMMITTED');
-
-/** PaymentRequestedHandler.resolveInDoubt. */
-export interface InDoubtResolver {
-  resolveInDoubt(paymentId: string, resolution: InDoubtResolution): Promise<boolean>;
-}
 
 export interface WebhookProcessingOptions {
   /** Start the drain loop with the application. Default true. */
@@ -92,23 +89,6 @@ export interface DrainResult {
   readonly events: number;
 }
 
-interface ClaimedRow {
-  id: string;
-  payment_id: string;
-  kind: string;
-  body: Buffer;
-}
-
-export interface InboxPaymentRow {
-  id: string;
-  order_id: string;
-  organization_id: string | null;
-  payflow_id: string | null;
-  state: string;
-  currency: string;
-  total_gross_minor: string;
-}
-
 type GroupOutcome =
   | { readonly kind: 'processed'; readonly rows: number; readonly events: number }
   | { readonly kind: 'deferred'; readonly rows: number };
@@ -136,6 +116,8 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
   constructor(
     @Inject(Database) private readonly database: Database,
     @Inject(PaymentStatusSync) private readonly sync: PaymentStatusSync,
+    @Inject(PaymentRepository) private readonly payments: PaymentRepository,
+    @Inject(WebhookInboxRepository) private readonly inbox: WebhookInboxRepository,
     @Inject(IN_DOUBT_RESOLVER) private readonly resolver: InDoubtResolver,
     @Optional() @Inject(WEBHOOK_PROCESSING_OPTIONS) options?: WebhookProcessingOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
@@ -197,24 +179,15 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
 
   /** One pass: claims due rows and processes them, payment by payment. */
   async drainOnce(): Promise<DrainResult> {
-    const rows = await this.database.sql.query<ClaimedRow>(
-      `UPDATE webhook_inbox w
-          SET next_attempt_at = clock_timestamp() + $2 * interval '1 millisecond'
-        WHERE w.id IN (SELECT id FROM webhook_inbox
-                        WHERE processed_at IS NULL AND next_attempt_at <= now()
-                        ORDER BY next_attempt_at, id
-                        LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body`,
-      [this.settings.batchSize, this.settings.claimLeaseMs],
-    );
+    const rows = await this.inbox.claim(this.settings.batchSize, this.settings.claimLeaseMs);
     if (rows.length === 0) {
       return { claimed: 0, payments: 0, processed: 0, deferred: 0, events: 0 };
     }
-    const groups = new Map<string, ClaimedRow[]>();
+    const groups = new Map<string, ClaimedInboxRow[]>();
     for (const row of rows.sort((a, b) => Number(a.id) - Number(b.id))) {
-      const group = groups.get(row.payment_id) ?? [];
+      const group = groups.get(row.paymentId) ?? [];
       group.push(row);
-      groups.set(row.payment_id, group);
+      groups.set(row.paymentId, group);
     }
     const outcomes = await mapBounded([...groups.entries()], this.settings.concurrency, (entry) =>
       this.processPayment(entry[0], entry[1]),
@@ -234,19 +207,15 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     return { claimed: rows.length, payments: groups.size, processed, deferred, events };
   }
 
-  private async processPayment(paymentId: string, rows: ClaimedRow[]): Promise<GroupOutcome> {
+  private async processPayment(paymentId: string, rows: ClaimedInboxRow[]): Promise<GroupOutcome> {
     const ids = rows.map((row) => row.id);
     try {
-      const [payment] = await this.database.sql.query<InboxPaymentRow>(
-        `SELECT id, order_id, organization_id, payflow_id, state, currency, total_gross_minor
-           FROM payments WHERE id = $1::uuid`,
-        [paymentId],
-      );
-      if (payment === undefined) {
+      const payment = await this.payments.forInbox(this.database.sql, paymentId);
+      if (payment === null) {
         return await this.finish(ids, 'no such payment');
       }
       let snapshot: Snapshot;
-      if (payment.payflow_id === null) {
+      if (payment.payflowId === null) {
         if (payment.state === 'creation_failed') {
           return await this.finish(ids, 'the payment creation failed; webhook ignored');
         }
@@ -254,9 +223,9 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
       } else {
         snapshot = await this.sync.fetch(
           {
-            payflowId: payment.payflow_id,
-            organizationId: payment.organization_id,
-            currency: payment.currency.trim(),
+            payflowId: payment.payflowId,
+            organizationId: payment.organizationId,
+            currency: payment.currency,
           },
           this.abort.signal,
         );
@@ -267,7 +236,11 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
           source: 'webhook',
           extraEvents: (stored, taken) => terminalFailedEvents(stored, taken, terminalRows),
         });
-        await this.markProcessed(tx, ids, applied.outcome === 'missing' ? 'no Payflow id' : null);
+        await this.inbox.markProcessed(
+          tx,
+          ids,
+          applied.outcome === 'missing' ? 'no Payflow id' : null,
+        );
         return applied;
       });
       return { kind: 'processed', rows: ids.length, events: result.events.length };
@@ -292,8 +265,8 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
    * when the rows must wait (no usable hint yet, or the creation is still running).
    */
   private async resolveInDoubt(
-    payment: InboxPaymentRow,
-    rows: readonly ClaimedRow[],
+    payment: InboxPayment,
+    rows: readonly ClaimedInboxRow[],
   ): Promise<Snapshot> {
     const hints = [
       ...new Set(
@@ -314,11 +287,7 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
       let snapshot: Snapshot;
       try {
         snapshot = await this.sync.fetch(
-          {
-            payflowId: hint,
-            organizationId: payment.organization_id,
-            currency: payment.currency.trim(),
-          },
+          { payflowId: hint, organizationId: payment.organizationId, currency: payment.currency },
           this.abort.signal,
         );
       } catch (error) {
@@ -328,14 +297,14 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
         }
         throw error;
       }
-      const [taken] = await this.database.sql.query<{ id: string }>(
-        'SELECT id FROM payments WHERE payflow_id = $1 AND id <> $2::uuid',
-        [hint, payment.id],
+      const taken = await this.payments.payflowIdTakenElsewhere(
+        this.database.sql,
+        hint,
+        payment.id,
       );
-      const mismatch =
-        taken === undefined
-          ? verifyHint(payment, hint, snapshot)
-          : 'it belongs to another payment of the bridge';
+      const mismatch = taken
+        ? 'it belongs to another payment of the bridge'
+        : verifyHint(payment, hint, snapshot);
       if (mismatch !== null) {
         problems.push(`hint ${hint}: ${mismatch}`);
         continue;
@@ -345,18 +314,15 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
         installments: snapshot.status.installments,
       });
       if (!resolved) {
-        const [now] = await this.database.sql.query<{ payflow_id: string | null }>(
-          'SELECT payflow_id FROM payments WHERE id = $1::uuid',
-          [payment.id],
-        );
-        if (now?.payflow_id !== hint) {
+        const now = await this.payments.payflowIdOf(this.database.sql, payment.id);
+        if (now !== hint) {
           throw new DeferError(
             `payment creation not settled yet (state ${payment.state}); Payflow id ${hint} verified`,
           );
         }
       } else {
         this.logger.info(
-          { paymentId: payment.id, orderId: payment.order_id, payflowId: hint },
+          { paymentId: payment.id, orderId: payment.orderId, payflowId: hint },
           'webhook inbox: in-doubt payment resolved by a webhook',
         );
       }
@@ -367,32 +333,18 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     );
   }
 
-  private async markProcessed(
-    tx: Sql,
-    ids: readonly string[],
-    error: string | null,
-  ): Promise<void> {
-    await tx.execute(
-      `UPDATE webhook_inbox SET processed_at = clock_timestamp(), last_error = $2
-        WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
-      [ids, error === null ? null : oneLine(error)],
-    );
-  }
-
   private async finish(ids: readonly string[], error: string): Promise<GroupOutcome> {
-    await this.database.transaction((tx) => this.markProcessed(tx, ids, error));
+    await this.database.transaction((tx) => this.inbox.markProcessed(tx, ids, oneLine(error)));
     return { kind: 'processed', rows: ids.length, events: 0 };
   }
 
   private async defer(ids: readonly string[], error: string): Promise<void> {
     try {
-      await this.database.sql.execute(
-        `UPDATE webhook_inbox
-            SET attempts = attempts + 1, last_error = $2,
-                next_attempt_at = clock_timestamp()
-                  + LEAST($4::float8, $3::float8 * power(2, LEAST(attempts, 16))) * interval '1 millisecond'
-          WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
-        [ids, oneLine(error), this.settings.retryBaseMs, this.settings.retryMaxMs],
+      await this.inbox.defer(
+        ids,
+        oneLine(error),
+        this.settings.retryBaseMs,
+        this.settings.retryMaxMs,
       );
     } catch (failure) {
       // The claim lease brings the rows back anyway.
@@ -402,26 +354,22 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
 }
 
 /** Why a hinted Payflow payment is not this one, or null when it matches. */
-export function verifyHint(
-  payment: InboxPaymentRow,
-  hint: string,
-  snapshot: Snapshot,
-): string | null {
+export function verifyHint(payment: InboxPayment, hint: string, snapshot: Snapshot): string | null {
   const status = snapshot.status;
   if (status.paymentId !== hint) return `Payflow answered for payment ${status.paymentId}`;
   const internalRef: unknown = Reflect.get(status.raw, 'internalRef');
-  if (typeof internalRef === 'string' && internalRef !== payment.order_id) {
+  if (typeof internalRef === 'string' && internalRef !== payment.orderId) {
     return 'its internalRef is another order';
   }
-  if (status.currency !== payment.currency.trim()) return 'its currency differs';
-  if (status.totalAmountMinor !== Number(payment.total_gross_minor)) return 'its total differs';
+  if (status.currency !== payment.currency) return 'its currency differs';
+  if (status.totalAmountMinor !== payment.totalGrossMinor) return 'its total differs';
   return null;
 }
 
 function terminalFailedEvents(
   payment: StoredPayment,
   snapshot: Snapshot,
-  rows: readonly ClaimedRow[],
+  rows: readonly ClaimedInboxRow[],
 ): StatusEvent[] {
   return rows.map((row) => {
     const hints = webhookHints(row.body);

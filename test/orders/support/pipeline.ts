@@ -18,12 +18,16 @@ import {
   type DeadLetterSink,
 } from '../../../src/dead-letters/dead-letter.sink.js';
 import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
-import type { CommandOutcome } from '../../../src/orders/common/order-command.js';
+import type { CommandOutcome } from '../../../src/orders/engine/order-command.js';
 import type { OrderEnvelope } from '../../../src/orders/order-event.schema.js';
 import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
 import { OrdersModule, type OrdersOptionOverrides } from '../../../src/orders/orders.module.js';
-import { PaymentRequestedHandler } from '../../../src/orders/payment-requested/payment-requested.handler.js';
-import { PayflowModule } from '../../../src/payflow/payflow.module.js';
+import { PAYFLOW_API, PayflowModule } from '../../../src/payflow/payflow.module.js';
+import type { PayflowApi } from '../../../src/payflow/payflow.types.js';
+import {
+  IN_DOUBT_RESOLVER,
+  type InDoubtResolver,
+} from '../../../src/payments/in-doubt-resolver.port.js';
 import { createTestDatabase, openTestPool, type TestDatabase } from '../../support/database.js';
 import { aContext, aMessage, type MessageOptions } from '../../support/builders.js';
 import {
@@ -61,7 +65,8 @@ type ConsumerMethod = (
 export interface Pipeline {
   readonly module: TestingModule;
   readonly consumer: OrdersConsumer;
-  readonly payments: PaymentRequestedHandler;
+  /** Settles payments whose creation is in doubt (the payment_requested side). */
+  readonly payments: InDoubtResolver;
   readonly sink: DeadLetterSink;
   /** Delivers an envelope to its @EventPattern method, like the transport. */
   deliver(
@@ -73,10 +78,33 @@ export interface Pipeline {
   close(): Promise<void>;
 }
 
+/** Test-only seams around the Payflow client, installed in the test module. */
+export interface PipelineSeams {
+  /**
+   * Runs after Payflow answered a createPayment and before the handler sees the answer. A
+   * hook that throws simulates a worker that died at the worst moment: the request left,
+   * nothing is recorded and the error propagates.
+   */
+  readonly afterCreatePayment?: () => void | Promise<void>;
+}
+
+/** Wraps the module's Payflow client (the instance every handler holds) with the seams. */
+function installSeams(api: PayflowApi, seams: PipelineSeams): void {
+  const after = seams.afterCreatePayment;
+  if (after === undefined) return;
+  const createPayment = api.createPayment.bind(api);
+  api.createPayment = async (input, options) => {
+    const created = await createPayment(input, options);
+    await after();
+    return created;
+  };
+}
+
 export async function startPipeline(
   database: TestDatabase,
   sandbox: SandboxHandle,
   overrides: OrdersOptionOverrides = {},
+  seams: PipelineSeams = {},
 ): Promise<Pipeline> {
   const config = testConfig(database, sandbox);
   const module = await Test.createTestingModule({
@@ -88,6 +116,7 @@ export async function startPipeline(
       OrdersModule.forRoot(overrides),
     ],
   }).compile();
+  installSeams(module.get<PayflowApi>(PAYFLOW_API), seams);
   await module.init();
   const consumer = module.get(OrdersConsumer);
   const routes = new Map<string, ConsumerMethod>();
@@ -103,7 +132,7 @@ export async function startPipeline(
   return {
     module,
     consumer,
-    payments: module.get(PaymentRequestedHandler),
+    payments: module.get<InDoubtResolver>(IN_DOUBT_RESOLVER),
     sink: module.get<DeadLetterSink>(DEAD_LETTER_SINK),
     message: (envelope, options = {}) => aMessage(envelope, options),
     deliver: (envelope, options = {}) => {

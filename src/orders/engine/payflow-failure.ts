@@ -21,7 +21,11 @@ export type CallFailure =
   | { readonly kind: 'unknown'; readonly error: unknown };
 
 export function classifyCallFailure(error: unknown, repeatable: boolean): CallFailure {
-  if (!(error instanceof PayflowError)) return { kind: 'unknown', error };
+  if (!isPayflowError(error)) return { kind: 'unknown', error };
   if (!error.mayHaveTakenEffect || repeatable) return { kind: 'no_effect', error };
   return { kind: 'in_doubt', error };
+}
+
+function isPayflowError(error: unknown): error is PayflowError {
+  return error instanceof PayflowError;
 }

@@ -1,0 +1,240 @@
+/**
+ * The begin step of a command, inside a TransactionBatcher unit: the guard statement (one
+ * round trip for a fresh event, its attempt and the rows it writes before its call), the
+ * decision (attempt-decision.ts), and what the decision needs written. Several fresh
+ * events of a command that creates a payment begin together, in one shared statement.
+ *
+ * Decisions that wrote nothing are returned, not thrown: a unit that throws after a
+ * statement makes the batcher roll back and rerun its whole batch.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { BatchSql } from '../../database/transaction-batcher.js';
+import {
+  BlockedByEarlierFailureError,
+  InDoubtError,
+  type MappingFailedError,
+} from '../../dead-letters/dead-letter.errors.js';
+import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OrderBusyError } from '../order.errors.js';
+import type { OrderEventType } from '../order-event.schema.js';
+import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
+import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
+import { decide, type PendingOutcome } from './attempt-decision.js';
+import { CommandAttemptRepository, FRESH_ROWS } from './command-attempt.repository.js';
+import type { CommandSpec, Mapped } from './command-spec.js';
+import type { OrderCommand } from './order-command.js';
+
+export type Begun =
+  | { readonly kind: 'duplicate' }
+  | { readonly kind: 'throw'; readonly error: Error }
+  /** This worker holds the outcome of the started attempt: record it. */
+  | { readonly kind: 'resume' }
+  | { readonly kind: 'start'; readonly attemptId: string; readonly paymentId: string | null };
+
+/** An event waiting for the shared begin statement of its command. */
+export interface FreshItem {
+  readonly command: OrderCommand;
+  readonly newPayment: NewPayment;
+}
+
+@Injectable()
+export class AttemptBegin {
+  constructor(
+    private readonly attempts: CommandAttemptRepository,
+    private readonly newPayments: NewPaymentWrites,
+    private readonly outbox: OutboxWriter,
+    @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
+    @Inject(APP_LOGGER) private readonly logger: AppLogger,
+  ) {}
+
+  /** One event's begin step. `mapped` is undefined exactly when `mappingError` is set. */
+  async one<T extends OrderEventType, S, R>(
+    tx: BatchSql,
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    mapped: Mapped<S> | undefined,
+    mappingError: MappingFailedError | undefined,
+    pending: PendingOutcome | null,
+  ): Promise<Begun> {
+    const { eventId, orderId } = command;
+    const owner = this.owner(spec.type);
+    const guard = await this.attempts.guard(
+      tx,
+      {
+        ...owner,
+        eventId,
+        orderId,
+        paymentId: mapped?.paymentId ?? null,
+        record: mapped !== undefined,
+      },
+      mapped?.newPayment === undefined
+        ? undefined
+        : this.newPayments.gated([mapped.newPayment], FRESH_ROWS),
+    );
+    const decision = decide({
+      guard,
+      workerId: this.options.workerId,
+      pending,
+      mappingFailed: mappingError !== undefined,
+    });
+    switch (decision.kind) {
+      case 'new':
+        // The common case: a fresh event, its attempt (and rows) recorded by the guard.
+        return {
+          kind: 'start',
+          attemptId: decision.attemptId,
+          paymentId: mapped?.paymentId ?? null,
+        };
+      case 'duplicate':
+        return { kind: 'duplicate' };
+      case 'resume':
+        return { kind: 'resume' };
+      case 'blocked':
+        return {
+          kind: 'throw',
+          error: new BlockedByEarlierFailureError(
+            `order ${orderId} is blocked by an earlier dead-lettered event (${decision.reason ?? 'no reason recorded'})`,
+            { metadata: { orderId, eventId } },
+          ),
+        };
+      case 'busy':
+        return {
+          kind: 'throw',
+          error: new OrderBusyError(
+            `event ${eventId} of order ${orderId} is being handled by worker ${decision.owner ?? '?'}`,
+            { metadata: { orderId, eventId } },
+          ),
+        };
+      case 'in_doubt':
+        return { kind: 'throw', error: inDoubtError(command, 'an earlier attempt') };
+      case 'lease_expired': {
+        const cause = 'its worker stopped during the Payflow call (the attempt lease expired)';
+        await this.markInDoubt(
+          tx,
+          command,
+          spec,
+          decision.attemptId,
+          'ATTEMPT.LEASE_EXPIRED',
+          cause,
+        );
+        return { kind: 'throw', error: inDoubtError(command, cause) };
+      }
+      case 'mapping_failed': {
+        if (mappingError === undefined) throw new Error('mapping_failed without a mapping error');
+        if (spec.onFailure !== undefined) {
+          const failure = { kind: 'mapping_failed', error: mappingError } as const;
+          this.outbox.defer(tx, await spec.onFailure(tx, failure, command));
+        }
+        return { kind: 'throw', error: mappingError };
+      }
+      case 'unknown_state':
+        throw new Error(`attempt of event ${eventId} is in an unknown state (${decision.state})`);
+      case 'retry': {
+        if (mapped === undefined) throw new Error('a retry without a mapping');
+        if (decision.reason === 'unsent') {
+          // Its worker died before the request left (e.g. behind the 429 gate): nothing
+          // reached Payflow, so this delivery takes the attempt over and sends it.
+          this.logger.info(
+            { eventId, orderId, previousOwner: guard.attempt?.owner ?? null },
+            'attempt of a stopped worker was never sent; taking it over',
+          );
+        }
+        // A retry (or a race lost to another worker): the rows again, then the attempt.
+        const paymentId =
+          mapped.newPayment === undefined
+            ? mapped.paymentId
+            : await this.newPayments.retry(tx, mapped.newPayment);
+        const attemptId = await this.attempts.takeOver(tx, {
+          ...owner,
+          eventId,
+          orderId,
+          paymentId,
+        });
+        if (attemptId === null) {
+          throw new OrderBusyError(
+            `event ${eventId} of order ${orderId} is being handled elsewhere`,
+            {
+              metadata: { orderId, eventId },
+            },
+          );
+        }
+        return { kind: 'start', attemptId, paymentId };
+      }
+    }
+  }
+
+  /**
+   * The begin step of several fresh events of one command that creates a payment: one
+   * statement records their attempts and rows. An event that turns out not to be fresh (a
+   * duplicate, a retry, a blocked order), or a second event of the same order, gets
+   * undefined and takes the one-event path.
+   */
+  async many(
+    tx: BatchSql,
+    type: OrderEventType,
+    items: readonly FreshItem[],
+  ): Promise<(Begun | undefined)[]> {
+    const results: (Begun | undefined)[] = items.map(() => undefined);
+    // One statement writes an order's row (and an event's attempt) once.
+    const orders = new Set<string>();
+    const events = new Set<string>();
+    const chosen: { readonly index: number; readonly item: FreshItem }[] = [];
+    items.forEach((item, index) => {
+      const { orderId, eventId } = item.command;
+      if (orders.has(orderId) || events.has(eventId)) return;
+      orders.add(orderId);
+      events.add(eventId);
+      chosen.push({ index, item });
+    });
+    const started = await this.attempts.guardMany(
+      tx,
+      {
+        ...this.owner(type),
+        events: chosen.map(({ item }) => ({
+          eventId: item.command.eventId,
+          orderId: item.command.orderId,
+          paymentId: item.newPayment.payment.id,
+        })),
+      },
+      this.newPayments.gated(
+        chosen.map(({ item }) => item.newPayment),
+        FRESH_ROWS,
+      ),
+    );
+    chosen.forEach(({ index, item }, position) => {
+      const attemptId = started.get(position + 1);
+      if (attemptId !== undefined) {
+        results[index] = { kind: 'start', attemptId, paymentId: item.newPayment.payment.id };
+      }
+    });
+    return results;
+  }
+
+  /** The started attempt is in doubt (once); the command records what that means for it. */
+  async markInDoubt<T extends OrderEventType, S, R>(
+    tx: BatchSql,
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    attemptId: string,
+    errorCode: string,
+    cause: string,
+  ): Promise<void> {
+    const marked = await this.attempts.markInDoubt(tx, attemptId, errorCode);
+    if (marked === undefined || spec.onFailure === undefined) return;
+    const failure = { kind: 'in_doubt', paymentId: marked.paymentId, cause } as const;
+    this.outbox.defer(tx, await spec.onFailure(tx, failure, command));
+  }
+
+  private owner(type: OrderEventType): { command: string; owner: string; leaseMs: number } {
+    return { command: type, owner: this.options.workerId, leaseMs: this.options.attemptLeaseMs };
+  }
+}
+
+export function inDoubtError(command: OrderCommand, cause: string, error?: unknown): InDoubtError {
+  return new InDoubtError(
+    `${command.event.type} ${command.eventId} of order ${command.orderId} is in doubt: ${cause}; it is not sent again`,
+    { cause: error, metadata: { eventId: command.eventId, orderId: command.orderId } },
+  );
+}

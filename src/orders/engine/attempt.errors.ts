@@ -1,0 +1,17 @@
+import { AppError } from '../../common/app-error.js';
+
+/** The attempt's lease ran out (or it was taken over) before its request could leave. */
+export class AttemptNotOwnedError extends AppError {
+  readonly code = 'ATTEMPT.NOT_OWNED';
+  readonly transient = true;
+}
+
+/** An attempt was settled by someone else (resolveInDoubt) while its outcome was being recorded. */
+export class AttemptSettledMeanwhileError extends Error {
+  readonly code = 'ATTEMPT.SETTLED_MEANWHILE';
+
+  constructor(count: number) {
+    super(`${count} command attempt(s) of this batch were settled meanwhile; the batch is retried`);
+    this.name = 'AttemptSettledMeanwhileError';
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * The attempt ledger: the only owner of the `command_attempts` table's SQL. Every Payflow
+ * call of a command is recorded here before it is made (`started`, with this worker's
+ * lease), marked `sent_at` just before its request leaves, and ends `succeeded`, `failed`,
+ * `in_doubt` or `resolved`. The guard statements read what the decision (attempt-decision.ts)
+ * needs and, for a fresh event, record its attempt in the same round trip, together with
+ * the rows a command writes before its call (parts of other repositories, gated by
+ * `fresh_rows`). Every write is guarded by state, owner and lease in SQL.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import type { Sql } from '../../database/database.js';
+import { TransactionBatcher } from '../../database/transaction-batcher.js';
+import { render, type Bind, type Part } from '../../payments/statement.js';
+import { OrderRepository } from '../order.repository.js';
+import { ProcessedEventRepository, type ProcessedEventRow } from '../processed-event.repository.js';
+import type { GuardRow } from './attempt-decision.js';
+
+/** Who records an attempt, for how long, and about which payment. */
+export interface AttemptOwner {
+  readonly command: string;
+  readonly owner: string;
+  readonly leaseMs: number;
+}
+
+export interface GuardInput extends AttemptOwner {
+  readonly eventId: string;
+  readonly orderId: string;
+  readonly paymentId: string | null;
+  /** Record the attempt when the event is fresh (false: its mapping failed). */
+  readonly record: boolean;
+}
+
+export interface ManyGuardInput extends AttemptOwner {
+  /** One per event, each event and each order once. */
+  readonly events: readonly {
+    readonly eventId: string;
+    readonly orderId: string;
+    readonly paymentId: string | null;
+  }[];
+}
+
+/** A finished attempt and its event, processed. */
+export interface FinishedAttempt extends ProcessedEventRow {
+  readonly attemptId: string;
+}
+
+/**
+ * The relation the guard statements give to the writes of a fresh event: one row per
+ * event whose attempt they recorded, with its 1-based position `n` among the events.
+ */
+export const FRESH_ROWS = 'fresh_rows';
+
+const guardRow = z
+  .object({
+    started_attempt_id: z.string().nullable(),
+    processed: z.boolean(),
+    blocked: z.boolean(),
+    blocked_reason: z.string().nullable(),
+    attempt_id: z.string().nullable(),
+    attempt_state: z.string().nullable(),
+    attempt_owner: z.string().nullable(),
+    lease_expired: z.boolean().nullable(),
+    attempt_sent: z.boolean().nullable(),
+    attempt_payment_id: z.string().nullable(),
+  })
+  .transform((row): GuardRow => ({
+    startedAttemptId: row.started_attempt_id,
+    processed: row.processed,
+    blocked: row.blocked,
+    blockedReason: row.blocked_reason,
+    attempt:
+      row.attempt_id === null
+        ? null
+        : {
+            id: row.attempt_id,
+            state: row.attempt_state ?? '',
+            owner: row.attempt_owner,
+            leaseExpired: row.lease_expired === true,
+            sent: row.attempt_sent === true,
+            paymentId: row.attempt_payment_id,
+          },
+  }));
+
+const startedRow = z.object({ n: z.number().int(), attempt_id: z.string() });
+const idRow = z.object({ id: z.string() });
+const paymentIdRow = z.object({ payment_id: z.string().nullable() });
+const finishedRow = z.object({ finished: z.number().int() });
+const existsRow = z.object({ found: z.boolean() });
+
+function lease(bind: Bind, leaseMs: number): string {
+  return `clock_timestamp() + make_interval(secs => ${bind(leaseMs)}::float8 / 1000)`;
+}
+
+@Injectable()
+export class CommandAttemptRepository {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly processed: ProcessedEventRepository,
+    @Inject(TransactionBatcher) private readonly batcher: TransactionBatcher,
+  ) {}
+
+  /**
+   * The guard of one event and, when it is fresh (not processed, order not blocked, no
+   * attempt yet) and `record`, the insert of its attempt and the `fresh` writes, in one
+   * statement: the common case costs one round trip.
+   */
+  async guard(tx: Sql, input: GuardInput, fresh?: Part): Promise<GuardRow> {
+    const { text, params } = render((bind) => {
+      const eventId = bind(input.eventId);
+      const orderId = bind(input.orderId);
+      return `
+  WITH g AS (
+    SELECT ${this.processed.processed(eventId)} AS processed,
+           COALESCE(o.blocked, false) AS blocked, o.blocked_reason,
+           a.id::text AS attempt_id, a.state AS attempt_state, a.owner AS attempt_owner,
+           a.lease_until <= clock_timestamp() AS lease_expired,
+           a.sent_at IS NOT NULL AS attempt_sent,
+           a.payment_id::text AS attempt_payment_id
+      FROM (VALUES (1)) AS one (x)
+      LEFT JOIN LATERAL (${this.orders.blockOf(orderId)}) o ON true
+      LEFT JOIN command_attempts a ON a.event_id = ${eventId}::uuid),
+  started AS (
+    INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
+                                  payment_id)
+    SELECT ${eventId}::uuid, ${orderId}, ${bind(input.command)}, 'started', ${bind(input.owner)},
+           ${lease(bind, input.leaseMs)}, ${bind(input.paymentId)}::uuid
+      FROM g
+     WHERE ${bind(input.record)}::boolean AND NOT g.processed AND NOT g.blocked
+       AND g.attempt_id IS NULL
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING id),
+  ${FRESH_ROWS} AS (SELECT 1 AS n FROM started)${fresh === undefined ? '' : `,\n${fresh(bind)}`}
+  SELECT g.*, (SELECT id::text FROM started) AS started_attempt_id FROM g`;
+    });
+    const [row] = await tx.query(text, params);
+    if (row === undefined) throw new Error('the order guard query returned no row');
+    return guardRow.parse(row);
+  }
+
+  /**
+   * The guard of several events that need nothing from it but "fresh or not": the
+   * attempts of the fresh ones are recorded in one statement, with their `fresh` writes.
+   * Returns the recorded attempt ids by the events' 1-based positions.
+   */
+  async guardMany(tx: Sql, input: ManyGuardInput, fresh: Part): Promise<Map<number, string>> {
+    const { text, params } = render(
+      (bind) => `
+  WITH input AS (
+    SELECT * FROM unnest(${bind(input.events.map((event) => event.eventId))}::uuid[],
+                         ${bind(input.events.map((event) => event.orderId))}::text[],
+                         ${bind(input.events.map((event) => event.paymentId))}::uuid[])
+           WITH ORDINALITY AS x (event_id, order_id, payment_id, n)),
+  fresh_input AS (
+    SELECT x.* FROM input x
+      LEFT JOIN LATERAL (${this.orders.blockOf('x.order_id')}) o ON true
+     WHERE o.blocked IS NOT TRUE
+       AND NOT EXISTS (SELECT 1 FROM command_attempts a WHERE a.event_id = x.event_id)
+       AND NOT ${this.processed.processed('x.event_id')}),
+  started AS (
+    INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
+                                  payment_id)
+    SELECT event_id, order_id, ${bind(input.command)}, 'started', ${bind(input.owner)},
+           ${lease(bind, input.leaseMs)}, payment_id
+      FROM fresh_input ORDER BY n
+    ON CONFLICT (event_id) DO NOTHING
+    RETURNING event_id, id),
+  ${FRESH_ROWS} AS (
+    SELECT x.n::int AS n, x.event_id, x.order_id, x.payment_id, s.id AS attempt_id
+      FROM started s JOIN input x ON x.event_id = s.event_id),
+${fresh(bind)}
+  SELECT n, attempt_id::text AS attempt_id FROM ${FRESH_ROWS}`,
+    );
+    const rows = await tx.query(text, params);
+    return new Map(
+      rows.map((row) => {
+        const parsed = startedRow.parse(row);
+        return [parsed.n, parsed.attempt_id];
+      }),
+    );
+  }
+
+  /**
+   * Takes the event's attempt over for a new call: only a failed one, this worker's own
+   * started one, or a started one that never left and whose lease ran out. Null when
+   * another worker holds it.
+   */
+  async takeOver(tx: Sql, input: Omit<GuardInput, 'record'>): Promise<string | null> {
+    const { text, params } = render(
+      (bind) => `
+  INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until, payment_id)
+  VALUES (${bind(input.eventId)}::uuid, ${bind(input.orderId)}, ${bind(input.command)}, 'started',
+          ${bind(input.owner)}, ${lease(bind, input.leaseMs)}, ${bind(input.paymentId)}::uuid)
+  ON CONFLICT (event_id) DO UPDATE
+     SET state = 'started', owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
+         payment_id = EXCLUDED.payment_id, error_code = NULL,
+         started_at = clock_timestamp(), finished_at = NULL, sent_at = NULL
+   WHERE command_attempts.state = 'failed'
+      OR (command_attempts.state = 'started' AND command_attempts.owner = EXCLUDED.owner)
+      OR (command_attempts.state = 'started' AND command_attempts.sent_at IS NULL
+          AND command_attempts.lease_until <= clock_timestamp())
+  RETURNING id::text AS id`,
+    );
+    const [row] = await tx.query(text, params);
+    return row === undefined ? null : idRow.parse(row).id;
+  }
+
+  /**
+   * The attempts' requests are about to leave: marked only while `owner` still owns them
+   * (lease not run out, not taken over), in one autocommit statement outside any batch (see
+   * StatementGroup). Kept when a call sends again (a client retry, a 401 refresh). Returns
+   * the ids marked.
+   */
+  async markSent(attemptIds: readonly string[], owner: string): Promise<Set<string>> {
+    const rows = await this.batcher.runAlone(
+      `UPDATE command_attempts c SET sent_at = COALESCE(c.sent_at, clock_timestamp())
+         FROM unnest($1::bigint[]) AS x (id)
+        WHERE c.id = x.id AND c.state = 'started' AND c.owner = $2
+          AND c.lease_until > clock_timestamp()
+       RETURNING c.id::text AS id`,
+      [attemptIds, owner],
+    );
+    return new Set(rows.map((row) => idRow.parse(row).id));
+  }
+
+  /**
+   * The attempts of a batch `succeeded` (or `resolved` when they were in doubt) and their
+   * events processed, in one statement. Returns how many attempts it finished.
+   */
+  async finish(tx: Sql, rows: readonly FinishedAttempt[]): Promise<number> {
+    const { text, params } = render(
+      (bind) => `
+  WITH a AS (
+    UPDATE command_attempts c
+       SET state = CASE WHEN c.state = 'in_doubt' THEN 'resolved' ELSE 'succeeded' END,
+           finished_at = clock_timestamp()
+      FROM unnest(${bind(rows.map((row) => row.attemptId))}::bigint[]) AS x (id)
+     WHERE c.id = x.id AND c.state IN ('started', 'in_doubt')
+    RETURNING c.id),
+  e AS (${this.processed.recordMany(rows)(bind)})
+  SELECT count(*)::int AS finished FROM a`,
+    );
+    const [row] = await tx.query(text, params);
+    return row === undefined ? 0 : finishedRow.parse(row).finished;
+  }
+
+  /** The call had no effect: failed, only while `owner` owns it (a taker-over is calling). */
+  async markFailed(tx: Sql, attemptId: string, errorCode: string, owner: string): Promise<void> {
+    await tx.execute(
+      `UPDATE command_attempts SET state = 'failed', error_code = $2,
+              finished_at = clock_timestamp()
+        WHERE id = $1 AND state = 'started' AND owner = $3`,
+      [attemptId, errorCode, owner],
+    );
+  }
+
+  /**
+   * The started attempt is in doubt (once). Returns its payment id when this statement
+   * marked it, undefined when it was not started any more.
+   */
+  async markInDoubt(
+    tx: Sql,
+    attemptId: string,
+    errorCode: string,
+  ): Promise<{ readonly paymentId: string | null } | undefined> {
+    const [row] = await tx.query(
+      `UPDATE command_attempts SET state = 'in_doubt', error_code = $2,
+              finished_at = clock_timestamp()
+        WHERE id = $1 AND state = 'started'
+       RETURNING payment_id::text AS payment_id`,
+      [attemptId, errorCode],
+    );
+    return row === undefined ? undefined : { paymentId: paymentIdRow.parse(row).payment_id };
+  }
+
+  /** Whether a started attempt about the payment outlived its lease (its worker stopped). */
+  async hasAbandoned(tx: Sql, paymentId: string): Promise<boolean> {
+    const [row] = await tx.query(
+      `SELECT EXISTS (SELECT 1 FROM command_attempts
+                       WHERE payment_id = $1::uuid AND state = 'started'
+                         AND lease_until <= clock_timestamp()) AS found`,
+      [paymentId],
+    );
+    return row !== undefined && existsRow.parse(row).found;
+  }
+
+  /** The payment's open attempts are settled from outside (resolveInDoubt). */
+  async resolveForPayment(tx: Sql, paymentId: string): Promise<void> {
+    await tx.execute(
+      `UPDATE command_attempts SET state = 'resolved', finished_at = clock_timestamp()
+        WHERE payment_id = $1::uuid AND state IN ('in_doubt', 'started')`,
+      [paymentId],
+    );
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * One event type's part in the command runner: how to map the event (before any
+ * transaction), the Payflow call, what its success changes, and what a failure records.
+ * Everything else (the guard, the attempt, the send mark, exactly once) is the runner's.
+ */
+import type { Sql } from '../../database/database.js';
+import type { BatchSql } from '../../database/transaction-batcher.js';
+import type { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
+import type { PayflowError } from '../../payflow/payflow.errors.js';
+import type { StatusEvent } from '../../payments/payment-status-events.js';
+import type { OrderEventType } from '../order-event.schema.js';
+import type { NewPayment } from '../shared/new-payment.js';
+import type { OrderCommand } from './order-command.js';
+
+/** What `map` makes of an event. */
+export interface Mapped<S> {
+  /** Everything the call and the completion need. */
+  readonly state: S;
+  /** The payment the attempt is about (payments.id), when there is one. */
+  readonly paymentId: string | null;
+  /**
+   * A command that creates a payment: its rows, written with the attempt before the call
+   * (`paymentId` is then the new payment's id; a retry may reuse an earlier row).
+   */
+  readonly newPayment?: NewPayment;
+}
+
+/** A call that succeeded, for `complete`. */
+export interface Completed<T extends OrderEventType, S, R> {
+  readonly command: OrderCommand<T>;
+  readonly state: S;
+  readonly result: R;
+  /** The attempt's payment (for a creation, the row actually written). */
+  readonly paymentId: string | null;
+}
+
+/** What went wrong, for `onFailure`. */
+export type CommandFailure<S> =
+  /** Payflow refused the call (permanent, no effect). */
+  | {
+      readonly kind: 'rejected';
+      readonly state: S;
+      readonly paymentId: string | null;
+      readonly error: PayflowError;
+    }
+  /** The call may have been applied; it is never sent again (once per attempt). */
+  | { readonly kind: 'in_doubt'; readonly paymentId: string | null; readonly cause: string }
+  /** The mapping failed (recorded after the guard, so duplicates stay no-ops). */
+  | { readonly kind: 'mapping_failed'; readonly error: MappingFailedError };
+
+export interface CommandSpec<T extends OrderEventType, S, R> {
+  readonly type: T;
+  /** Repeating the call is harmless (PUT, re-send): an unclear failure is retried, never in doubt. */
+  readonly repeatable: boolean;
+  /**
+   * Before any transaction: mapping, the payment it acts on, and checks that need Payflow
+   * or Postgres (unknown references). A MappingFailedError from here takes effect after the
+   * guard, so that a processed event stays a no-op and a blocked order stays blocked.
+   */
+  map(command: OrderCommand<T>): Promise<Mapped<S>>;
+  /** The Payflow call. */
+  call(state: S, signal: AbortSignal): Promise<R>;
+  /**
+   * In the complete transaction: state changes and the status events of the outcome. It may
+   * `tx.defer` its writes to the end of the batch (one statement for all the batch's events)
+   * when they cannot fail for one event's data.
+   */
+  complete(tx: BatchSql, completed: Completed<T, S, R>): Promise<StatusEvent[]>;
+  /** In the transaction that records a failure (see CommandFailure). */
+  onFailure?(tx: Sql, failure: CommandFailure<S>, command: OrderCommand<T>): Promise<StatusEvent[]>;
+}

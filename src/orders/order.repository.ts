@@ -1,0 +1,43 @@
+/**
+ * The only owner of the `orders` table's SQL. Its parts join the statements of the
+ * command engine (is the order blocked?) and of payment creation (the order row brought up
+ * to date), so that each step stays one round trip.
+ */
+import { Injectable } from '@nestjs/common';
+import type { Part } from '../payments/statement.js';
+
+@Injectable()
+export class OrderRepository {
+  /**
+   * A one-row (or empty) relation for a LATERAL join: `blocked` and `blocked_reason` of
+   * the order whose id is the SQL expression `orderId` (a placeholder or a column).
+   */
+  blockOf(orderId: string): string {
+    return `SELECT blocked_at IS NOT NULL AS blocked, blocked_reason
+              FROM orders WHERE order_id = ${orderId}`;
+  }
+
+  /**
+   * CTE `new_orders`: the orders of the payments `new_payments` creates (its columns
+   * order_id, organization_id, order_number, currency, n), created or brought up to date,
+   * and touched only when something changed.
+   */
+  upsertForNewPayments(source: string): Part {
+    return () => `
+  new_orders AS (
+    INSERT INTO orders (order_id, organization_id, order_number, currency)
+    SELECT order_id, organization_id, order_number, currency FROM ${source} ORDER BY n
+    ON CONFLICT (order_id) DO UPDATE
+       SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
+           order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
+           updated_at = now()
+     WHERE (orders.organization_id, orders.order_number, orders.currency)
+           IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
+                             EXCLUDED.order_number, EXCLUDED.currency))`;
+  }
+
+  markCancelled(orderId: string): Part {
+    return (bind) => `
+    UPDATE orders SET state = 'cancelled', updated_at = now() WHERE order_id = ${bind(orderId)}`;
+  }
+}
