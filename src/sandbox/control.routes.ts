@@ -54,6 +54,7 @@ export function registerControlRoutes(
     faults.clear();
     clock.reset();
     state.reset();
+    context.traces.clear();
     return { ok: true };
   });
 
@@ -197,6 +198,11 @@ export function registerControlRoutes(
     const { id } = request.params as IdParams;
     if (!faults.remove(id)) throw notFound(`no fault ${id}`);
     return { removed: 1 };
+  });
+
+  app.get('/sandbox/request-traces', (request) => {
+    const { traceId } = request.query as { traceId?: string };
+    return { requests: context.traces.find(traceId) };
   });
 
   app.get('/sandbox/stats', () => ({

@@ -13,6 +13,7 @@ import type { VirtualClock } from './clock.js';
 import { ApiError } from './errors.js';
 import type { Fault, FaultRegistry } from './faults.js';
 import type { PartnerService } from './partner.service.js';
+import type { RequestTraces } from './request-traces.js';
 import type { PaymentsService } from './payments.service.js';
 import type { Scheduler } from './scheduler.js';
 import type { Shapes } from './shapes.js';
@@ -34,6 +35,8 @@ export interface SandboxContext {
   shapes: Shapes;
   latencyMs: number;
   tokenTtlSeconds: number;
+  /** The trace headers of the Payflow API requests received (GET /sandbox/request-traces). */
+  traces: RequestTraces;
 }
 
 export interface PayflowCall {

@@ -25,6 +25,7 @@ import { PaymentsService } from './payments.service.js';
 import { pathOf, type SandboxContext } from './routing.js';
 import { Scheduler } from './scheduler.js';
 import { Shapes, type ShapeName } from './shapes.js';
+import { RequestTraces } from './request-traces.js';
 import { PayerSimulation } from './simulation.js';
 import { SandboxState } from './state.js';
 import { WebhookDispatcher } from './webhooks.js';
@@ -111,6 +112,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     shapes,
     latencyMs: options.latencyMs ?? 0,
     tokenTtlSeconds: options.tokenTtlSeconds ?? 3600,
+    traces: new RequestTraces(),
   };
 
   let baseUrl = '';
@@ -157,6 +159,17 @@ function buildApp(
   });
 
   acceptJsonOnly(app);
+  app.addHook('onRequest', (request, _reply, done) => {
+    const path = pathOf(request.url);
+    if (!path.startsWith('/sandbox')) {
+      const header = (name: string): string | undefined => {
+        const value = request.headers[name];
+        return Array.isArray(value) ? value[0] : value;
+      };
+      context.traces.record(request.method, path, header('traceparent'), header('tracestate'));
+    }
+    done();
+  });
 
   app.setErrorHandler((error: FastifyError | ApiError, _request, reply) => {
     if (error instanceof ApiError) {
