@@ -9,24 +9,32 @@
  * - The worker as a child process (`node dist/src/main.js`), configured only through its
  *   environment, on a database of its own (payflow_bridge_demo, recreated every run).
  *
- * Before the worker starts, it books yesterday's settlements (UTC) in the sandbox; the
- * worker runs its nightly settlement cron every 2 s, so its first tick pulls that night.
+ * The worker's listener (webhooks, health, metrics) runs on HTTPS with a self-signed
+ * certificate the demo makes; the sandbox trusts it (SANDBOX_WEBHOOK_CA_FILE) and sends its
+ * webhooks to https://127.0.0.1:<port>.
  *
- * Then it plays an ERP: publishes sample order events, reads the status, dead-letter and
- * settlements topics from the beginning, waits (at most DEMO_TIMEOUT_SECONDS, 60) for every
- * outcome it expects (the night's file event and all its lines included), prints one
+ * Before the worker starts, it books yesterday's settlements (UTC) in the sandbox and holds
+ * the night's file back; the worker runs its nightly settlement cron every 2 s.
+ *
+ * Then it plays an ERP: publishes sample order events and reads the status, dead-letter and
+ * settlements topics from the beginning. Once the payments exist, it plays the payer: pays
+ * them in the sandbox (whose webhooks reach the worker, which publishes the status change),
+ * books that money on yesterday's night and lets the file go; the cron's next tick pulls
+ * it. It waits (at most DEMO_TIMEOUT_SECONDS, 60) for every outcome it expects (the webhook
+ * -driven status events, the night's file event and all its lines included), prints one
  * screen of what happened, and stops the worker (SIGTERM: it drains), the sandbox and the
  * cluster. Exit 0 when everything arrived; 1 with the reason and the worker's log
  * otherwise; 130 after Ctrl-C, which stops everything at any time.
  */
 import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { KafkaMockCluster } from '../testbed/kafka/mock-cluster.js';
 import { KAFKA_VERSION, KraftCluster } from '../testbed/kafka/kraft-cluster.js';
+import { selfSignedTls } from '../testbed/tls.js';
 import { DEMO_DATABASE, DemoDatabase, DemoDatabaseError, redact } from './database.js';
 import { Observer, TOPICS, demoKafka, publish } from './kafka.js';
 import {
@@ -37,24 +45,30 @@ import {
   waitUntilUp,
   writePidFile,
 } from './processes.js';
-import { demoOrders } from './scenario.js';
+import { payerPays, type CreatedPayment, type Paid } from './payer.js';
+import { demoOrders, type DemoOrder } from './scenario.js';
 import {
   missingOutcomes,
   outcomesOf,
   renderScreen,
   styleFor,
   failedOutcomes,
+  unanswered,
   type Outcome,
   type Placement,
 } from './screen.js';
 import {
   DEMO_SCHEDULE,
+  bookPaid,
   demoNight,
+  holdFiles,
   missingSettlements,
   nightResult,
+  releaseFiles,
   seedNight,
   settlementProblems,
   settlementsOf,
+  type DemoNight,
   type NightResult,
 } from './settlements.js';
 
@@ -230,6 +244,16 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   checkpoint();
 
   progress.step('starting the Payflow sandbox');
+  // The worker's certificate, for localhost and 127.0.0.1: the worker serves its webhooks
+  // with it, the sandbox trusts it as the webhooks' CA, the demo checks /health with it.
+  const tls = await selfSignedTls();
+  const tlsFiles = {
+    cert: path.join(stateDir, 'worker-cert.pem'),
+    key: path.join(stateDir, 'worker-key.pem'),
+  };
+  writeFileSync(tlsFiles.cert, tls.cert);
+  writeFileSync(tlsFiles.key, tls.key, { mode: 0o600 });
+  chmodSync(tlsFiles.key, 0o600); // `mode` applies only to a new file
   const [sandboxPort, workerPort] = await freePorts(2);
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const basicEnv = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
@@ -241,6 +265,8 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
       SANDBOX_PORT: String(sandboxPort),
       SANDBOX_HOST: '127.0.0.1',
       SANDBOX_LOG_LEVEL: 'warn',
+      SANDBOX_WEBHOOK_CA_FILE: tlsFiles.cert,
+      SANDBOX_WEBHOOK_WHITELIST: '127.0.0.1',
     },
     logs.sandbox,
     ROOT,
@@ -260,21 +286,26 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     );
   }
 
-  // Before the worker: the cron's first tick pulls yesterday, once.
+  // Before the worker: yesterday's other rows, and the night's file held back until the
+  // payer's payments are booked on it too (the cron's ticks until then leave it missing).
   const now = new Date();
-  const night = demoNight(now);
+  const orders = demoOrders(now);
+  const night = demoNight(
+    now,
+    orders.flatMap((order) => (order.payer === undefined ? [] : [order.orderId])),
+  );
   progress.step(`booking ${night.date}'s settlements in the sandbox`);
+  let holdId: string;
   try {
     await seedNight(sandboxUrl, night);
+    holdId = await holdFiles(sandboxUrl);
   } catch (error) {
-    throw new DemoFailure(
-      `could not book the settlements in the sandbox: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new DemoFailure(`could not book the settlements in the sandbox: ${errorText(error)}`);
   }
   checkpoint();
 
   progress.step('starting the worker and joining the topics');
-  const workerUrl = `http://127.0.0.1:${workerPort}`;
+  const workerUrl = `https://127.0.0.1:${workerPort}`;
   const worker = ChildService.start(
     'worker',
     WORKER_SCRIPT,
@@ -287,7 +318,9 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
       PAYFLOW_PARTNER_BASE_URL: `${sandboxUrl}/partner`,
       PAYFLOW_CLIENT_ID: 'sandbox-client',
       PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
-      WEBHOOK_PUBLIC_BASE_URL: `https://localhost:${workerPort}`,
+      WEBHOOK_PUBLIC_BASE_URL: workerUrl,
+      TLS_CERT_FILE: tlsFiles.cert,
+      TLS_KEY_FILE: tlsFiles.key,
       HTTP_PORT: String(workerPort),
       HTTP_HOST: '127.0.0.1',
       // The nightly settlement pull, every 2 s instead of 02:30 Europe/Oslo.
@@ -304,7 +337,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   const observer = new Observer(kafka, 'payflow-bridge-demo-observer');
   resources.observer = observer;
   const [workerUp] = await Promise.all([
-    waitUntilUp(`${workerUrl}/health/ready`, worker, 30_000, () => interrupted !== null),
+    waitUntilUp(`${workerUrl}/health/ready`, worker, 30_000, () => interrupted !== null, tls.ca),
     observer.start(),
   ]);
   checkpoint();
@@ -316,49 +349,62 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     );
   }
 
-  const orders = demoOrders(now);
   progress.step(`publishing ${orders.length} ERP orders to ${TOPICS.orders}`);
   await publish(
     kafka,
     orders.flatMap((order) => order.messages),
   );
 
-  progress.step('waiting for the status events, dead letters and settlement events');
   const deadline = Date.now() + timeoutMs;
-  let outcomes: Outcome[];
-  let settled: NightResult;
-  let problem: string | null = null;
-  for (;;) {
-    checkpoint();
-    outcomes = outcomesOf(observer.messages);
-    settled = nightResult(settlementsOf(observer.messages), night);
-    const failed = failedOutcomes(orders, outcomes);
-    const wrong = settlementProblems(night, settled);
-    const missing = [...missingOutcomes(orders, outcomes), ...missingSettlements(night, settled)];
-    if (failed.length > 0) {
-      problem = `unexpected outcome(s): ${failed.map(describeOutcome).join('; ')}`;
-      break;
+  const watching: Watching = { orders, night, observer, worker, deadline, timeoutMs };
+  // The payer pays an order's payment once every ERP event of the order is answered.
+  progress.step('waiting for the payments the payer pays');
+  let seen = await watch(watching, (outcomes) =>
+    payerOrders(orders).flatMap((order) => [
+      ...(createdPayment(outcomes, order.orderId) === null
+        ? [`${order.orderId}: payment.created`]
+        : []),
+      ...unanswered(order, outcomes).map(
+        (message) => `${order.orderId}: an answer to ${message.summary}`,
+      ),
+    ]),
+  );
+  const paid: Paid[] = [];
+  if (seen.problem === null) {
+    progress.step('the payer pays; the sandbox sends the webhooks over HTTPS');
+    try {
+      for (const order of payerOrders(orders)) {
+        const created = createdPayment(seen.outcomes, order.orderId);
+        if (created === null || order.payer === undefined) continue;
+        paid.push(await payerPays(sandboxUrl, order.payer, created));
+      }
+      // The sandbox retries a webhook after 5 minutes: one that failed now is a failed demo.
+      const undelivered = paid.flatMap((payment) =>
+        payment.webhooks
+          .filter((webhook) => !webhook.delivered)
+          .map(
+            (webhook) =>
+              `${payment.orderId} ${webhook.kind}: ${webhook.problem ?? `HTTP ${String(webhook.status)}`}`,
+          ),
+      );
+      if (undelivered.length > 0) {
+        throw new Error(`the worker did not take its webhooks: ${undelivered.join('; ')}`);
+      }
+      progress.step(`booking what the payer paid on ${night.date}; releasing the file`);
+      await bookPaid(sandboxUrl, night, paid);
+      await releaseFiles(sandboxUrl, holdId);
+    } catch (error) {
+      seen = { ...seen, problem: `the payer's step in the sandbox failed: ${errorText(error)}` };
     }
-    if (wrong.length > 0) {
-      problem = wrong.join('; ');
-      break;
-    }
-    if (missing.length === 0) break;
-    if (!worker.running) {
-      problem = `the worker stopped (${worker.describeExit()}) before ${missing.join(', ')} arrived`;
-      break;
-    }
-    if (observer.error !== undefined) {
-      problem = `the demo's consumer stopped: ${observer.error.message}`;
-      break;
-    }
-    if (Date.now() > deadline) {
-      problem =
-        `not arrived within ${timeoutMs / 1000} s (DEMO_TIMEOUT_SECONDS): ` + missing.join(', ');
-      break;
-    }
-    await delay(50);
   }
+  if (seen.problem === null) {
+    progress.step('waiting for the status events, dead letters and settlement events');
+    seen = await watch(watching, (outcomes, settled) => [
+      ...missingOutcomes(orders, outcomes),
+      ...missingSettlements(night, settled),
+    ]);
+  }
+  const { outcomes, settled, problem } = seen;
 
   const placement: Placement = {
     bootstrapServers: cluster.bootstrapServers,
@@ -374,13 +420,90 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   const screen = renderScreen({
     orders,
     outcomes,
-    settlements: { night, result: settled },
+    paid,
+    settlements: { night, paid, result: settled },
     placement,
     elapsedMs: Date.now() - started,
     style,
   });
   process.stdout.write(`${screen.join('\n')}\n`);
   if (problem !== null) throw new DemoFailure(problem);
+}
+
+interface Watching {
+  readonly orders: readonly DemoOrder[];
+  readonly night: DemoNight;
+  readonly observer: Observer;
+  readonly worker: ChildService;
+  readonly deadline: number;
+  readonly timeoutMs: number;
+}
+
+interface Seen {
+  readonly outcomes: Outcome[];
+  readonly settled: NightResult;
+  /** Why the demo cannot go on, or null. */
+  readonly problem: string | null;
+}
+
+/**
+ * Reads what came back until `missing` names nothing, something went wrong (an unexpected
+ * outcome, a wrong settlement file, the worker or the demo's consumer stopped) or the
+ * deadline passed.
+ */
+async function watch(
+  watching: Watching,
+  missing: (outcomes: readonly Outcome[], settled: NightResult) => string[],
+): Promise<Seen> {
+  const { orders, night, observer, worker, deadline, timeoutMs } = watching;
+  for (;;) {
+    checkpoint();
+    const outcomes = outcomesOf(observer.messages);
+    const settled = nightResult(settlementsOf(observer.messages), night);
+    const seen = (problem: string | null): Seen => ({ outcomes, settled, problem });
+    const failed = failedOutcomes(orders, outcomes);
+    if (failed.length > 0) {
+      return seen(`unexpected outcome(s): ${failed.map(describeOutcome).join('; ')}`);
+    }
+    const wrong = settlementProblems(night, settled);
+    if (wrong.length > 0) return seen(wrong.join('; '));
+    const still = missing(outcomes, settled);
+    if (still.length === 0) return seen(null);
+    if (!worker.running) {
+      return seen(
+        `the worker stopped (${worker.describeExit()}) before ${still.join(', ')} arrived`,
+      );
+    }
+    if (observer.error !== undefined) {
+      return seen(`the demo's consumer stopped: ${observer.error.message}`);
+    }
+    if (Date.now() > deadline) {
+      return seen(
+        `not arrived within ${timeoutMs / 1000} s (DEMO_TIMEOUT_SECONDS): ${still.join(', ')}`,
+      );
+    }
+    await delay(50);
+  }
+}
+
+function payerOrders(orders: readonly DemoOrder[]): DemoOrder[] {
+  return orders.filter((order) => order.payer !== undefined);
+}
+
+/** The order's payment.created (Payflow's payment id and what it says), once it came. */
+function createdPayment(outcomes: readonly Outcome[], orderId: string): CreatedPayment | null {
+  for (const outcome of outcomes) {
+    const status = outcome.status;
+    if (outcome.orderId !== orderId || status?.type !== 'payment.created') continue;
+    if (status.paymentId !== null) {
+      return { orderId, paymentId: status.paymentId, data: status.data };
+    }
+  }
+  return null;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function describeOutcome(outcome: Outcome): string {

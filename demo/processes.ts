@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Agent, fetch as undiciFetch } from 'undici';
 
 export interface Exit {
   readonly code: number | null;
@@ -134,27 +135,37 @@ export async function freePorts(count: number): Promise<number[]> {
 
 /**
  * Polls `url` until it answers 2xx. Gives up when `child` exits, after `timeoutMs`, or when
- * `cancelled()` says so; returns what happened.
+ * `cancelled()` says so; returns what happened. An https `url` is checked against `ca`
+ * (the certificate that signed the server's, PEM) and nothing else.
  */
 export async function waitUntilUp(
   url: string,
   child: ChildService,
   timeoutMs: number,
   cancelled: () => boolean,
+  ca?: string,
 ): Promise<'up' | 'exited' | 'timeout' | 'cancelled'> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (cancelled()) return 'cancelled';
-    if (!child.running) return 'exited';
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      await response.arrayBuffer();
-      if (response.ok) return 'up';
-    } catch {
-      // Not listening yet.
+  const dispatcher = ca === undefined ? undefined : new Agent({ connect: { ca } });
+  try {
+    for (;;) {
+      if (cancelled()) return 'cancelled';
+      if (!child.running) return 'exited';
+      try {
+        const response = await undiciFetch(url, {
+          signal: AbortSignal.timeout(2_000),
+          ...(dispatcher === undefined ? {} : { dispatcher }),
+        });
+        await response.arrayBuffer();
+        if (response.ok) return 'up';
+      } catch {
+        // Not listening yet.
+      }
+      if (Date.now() > deadline) return 'timeout';
+      await delay(100);
     }
-    if (Date.now() > deadline) return 'timeout';
-    await delay(100);
+  } finally {
+    await dispatcher?.close();
   }
 }
 

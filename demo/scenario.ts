@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { ORDER_EVENT_DATA_SCHEMAS, OrderEventType } from '../src/orders/order-event.schema.js';
+import type { PayerStep } from './payer.js';
 
 /** The `data` an ERP may send with an event of type T (amounts as text or numbers). */
 export type EventData<T extends OrderEventType> = z.input<(typeof ORDER_EVENT_DATA_SCHEMAS)[T]>;
@@ -29,9 +30,16 @@ export interface ErpMessage {
   readonly summary: string;
 }
 
-/** An outcome the demo waits for: a status event type, or a dead letter with its reason. */
+/**
+ * An outcome the demo waits for: a status event type (with these `data` fields, if given),
+ * or a dead letter with its reason.
+ */
 export type Expected =
-  | { readonly topic: 'status'; readonly type: string }
+  | {
+      readonly topic: 'status';
+      readonly type: string;
+      readonly data?: Readonly<Record<string, string>>;
+    }
   | { readonly topic: 'dlq'; readonly reason: string };
 
 export interface DemoOrder {
@@ -39,6 +47,8 @@ export interface DemoOrder {
   /** One line on the screen: what this order shows. */
   readonly title: string;
   readonly messages: readonly ErpMessage[];
+  /** What the payer does in the sandbox once the payment exists (payer.ts), if anything. */
+  readonly payer?: PayerStep;
   readonly expected: readonly Expected[];
 }
 
@@ -196,15 +206,23 @@ export function demoOrders(now: Date = new Date()): DemoOrder[] {
   return [
     {
       orderId: 'SO-10042',
-      title: 'single payment: a new Volvo EX30, 3 lines, 3 % off the car',
+      title: 'single payment: a new Volvo EX30, 3 lines, 3 % off the car; paid',
       messages: [
         message('order.payment_requested', 'SO-10042', single, 'order.payment_requested', now),
       ],
-      expected: [{ topic: 'status', type: 'payment.created' }],
+      payer: { action: 'paid' },
+      expected: [
+        { topic: 'status', type: 'payment.created' },
+        {
+          topic: 'status',
+          type: 'payment.status_changed',
+          data: { status: 'paid', source: 'webhook' },
+        },
+      ],
     },
     {
       orderId: 'SO-10043',
-      title: 'installment plan: service and winter tyres in 3 monthly parts',
+      title: 'installment plan: service and winter tyres in 3 monthly parts; the 1st paid',
       messages: [
         message(
           'order.payment_requested',
@@ -221,9 +239,15 @@ export function demoOrders(now: Date = new Date()): DemoOrder[] {
           now,
         ),
       ],
+      payer: { action: 'installment_paid' },
       expected: [
         { topic: 'status', type: 'payment.created' },
         { topic: 'status', type: 'installment.added' },
+        {
+          topic: 'status',
+          type: 'installment.status_changed',
+          data: { installmentRef: '1', providerStatus: 'PAID' },
+        },
       ],
     },
     {

@@ -1,10 +1,13 @@
 /**
  * The one screen the demo prints: per order, each event the ERP published (→) and what
- * came back for it (← a status event, ✗ a dead letter); then the nightly settlements (the
- * night booked in the sandbox, the file event and its lines); then where everything ran.
- * Plain text; colours only when asked to (a terminal without NO_COLOR).
+ * came back for it (← a status event, ✗ a dead letter), then what the payer did in the
+ * sandbox (→ payer, with the worker's answers to the webhooks) and the status events those
+ * webhooks caused; then the nightly settlements (the night booked in the sandbox, the
+ * file event and its lines, each with its order when it is one of ours); then where
+ * everything ran. Plain text; colours only when asked to (a terminal without NO_COLOR).
  */
 import { TOPICS, type ReceivedMessage } from './kafka.js';
+import { describePaid, type Paid, type WebhookResult } from './payer.js';
 import type { DemoOrder, ErpMessage, Expected } from './scenario.js';
 import {
   DEFAULT_SCHEDULE,
@@ -64,9 +67,21 @@ export function outcomesOf(messages: readonly ReceivedMessage[]): Outcome[] {
 
 /** True when `outcome` is what `expected` describes. */
 export function matches(outcome: Outcome, expected: Expected): boolean {
-  return expected.topic === 'status'
-    ? outcome.status?.type === expected.type
-    : outcome.status === null && outcome.message.headers['x-dlq-reason'] === expected.reason;
+  if (expected.topic === 'dlq') {
+    return outcome.status === null && outcome.message.headers['x-dlq-reason'] === expected.reason;
+  }
+  const status = outcome.status;
+  if (status?.type !== expected.type) return false;
+  return Object.entries(expected.data ?? {}).every(([key, value]) => status.data[key] === value);
+}
+
+/** "payment.status_changed (status paid, source webhook)", "dead letter invalid_json". */
+export function describeExpected(expected: Expected): string {
+  if (expected.topic === 'dlq') return `dead letter ${expected.reason}`;
+  const data = Object.entries(expected.data ?? {});
+  return data.length === 0
+    ? expected.type
+    : `${expected.type} (${data.map(([key, value]) => `${key} ${value}`).join(', ')})`;
 }
 
 /** Expected outcomes still missing, as "SO-1: payment.created" lines. */
@@ -81,9 +96,7 @@ export function missingOutcomes(
     for (const expected of order.expected) {
       const found = mine.find((outcome) => !used.has(outcome) && matches(outcome, expected));
       if (found === undefined) {
-        missing.push(
-          `${order.orderId}: ${expected.topic === 'status' ? expected.type : `dead letter ${expected.reason}`}`,
-        );
+        missing.push(`${order.orderId}: ${describeExpected(expected)}`);
       } else {
         used.add(found);
       }
@@ -172,12 +185,16 @@ export interface Placement {
 /** The night the demo booked in the sandbox and what came back for it. */
 export interface SettlementsShown {
   readonly night: DemoNight;
+  /** What the payer paid and the demo booked on the night (empty when it did not get there). */
+  readonly paid: readonly Paid[];
   readonly result: NightResult;
 }
 
 export interface ScreenInput {
   readonly orders: readonly DemoOrder[];
   readonly outcomes: readonly Outcome[];
+  /** What the payer paid in the sandbox, per order. */
+  readonly paid: readonly Paid[];
   readonly settlements: SettlementsShown;
   readonly placement: Placement;
   readonly elapsedMs: number;
@@ -197,11 +214,13 @@ export function renderScreen(input: ScreenInput): string[] {
   const published = orders.reduce((n, order) => n + order.messages.length, 0);
   const statusCount = outcomes.filter((o) => o.status !== null).length;
   const letters = outcomes.length - statusCount;
+  const payments = input.paid.length;
   const lines: string[] = [
     s.bold('payflow-bridge demo') +
-      s.dim(' · ERP → Kafka → payflow-bridge → Payflow (sandbox) → Kafka'),
-    `${published} ERP events published to ${TOPICS.orders}; back came ${statusCount} status events ` +
-      `and ${letters} dead letters in ${(input.elapsedMs / 1000).toFixed(1)} s.`,
+      s.dim(' · ERP → Kafka → payflow-bridge → Payflow (sandbox) → webhooks → Kafka'),
+    `${published} ERP events and ${payments} payment${payments === 1 ? '' : 's'} by the payer; ` +
+      `back came ${statusCount} status events and ${letters} dead letters ` +
+      `in ${(input.elapsedMs / 1000).toFixed(1)} s.`,
     '',
   ];
   const shown = new Set<Outcome>();
@@ -217,9 +236,19 @@ export function renderScreen(input: ScreenInput): string[] {
       }
       if (answers.length === 0) lines.push(`  ${s.red('… nothing came back for it')}`);
     }
-    for (const outcome of mine.filter((o) => !shown.has(o))) {
+    const paid = input.paid.find((payment) => payment.orderId === order.orderId);
+    if (paid !== undefined) lines.push(renderPaid(paid, s));
+    else if (order.payer !== undefined) lines.push(`  ${s.red('… the payer did not get to pay')}`);
+    // The rest (what the payer's webhooks caused): an order's installment changes on one line.
+    const rest = mine.filter((o) => !shown.has(o));
+    const installments = rest.filter((o) => o.status?.type === 'installment.status_changed');
+    for (const outcome of rest) {
       shown.add(outcome);
-      lines.push(...renderOutcome(outcome, s));
+      if (installments.length < 2 || !installments.includes(outcome)) {
+        lines.push(...renderOutcome(outcome, s));
+      } else if (outcome === installments[0]) {
+        lines.push(renderInstallmentChanges(installments, s));
+      }
     }
   }
   const strays = outcomes.filter((outcome) => !shown.has(outcome));
@@ -233,7 +262,7 @@ export function renderScreen(input: ScreenInput): string[] {
     s.bold('Where it ran'),
     `  Kafka     ${placement.kafka}, ${placement.brokers} broker${placement.brokers === 1 ? '' : 's'}: ${placement.bootstrapServers}`,
     `  Payflow   sandbox ${placement.sandboxUrl} (pid ${placement.sandboxPid}), client sandbox-client`,
-    `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/health/ready, /metrics)`,
+    `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/webhooks, /health, /metrics)`,
     `  Postgres  ${placement.databaseUrl} (kept until the next run)`,
     `  look      DATABASE_URL=${placement.databaseUrl} npx payflow-bridge order show SO-10043`,
   );
@@ -246,10 +275,12 @@ export function renderScreen(input: ScreenInput): string[] {
  */
 function renderSettlements(shown: SettlementsShown, s: Style): string[] {
   const { night, result } = shown;
+  const paid = shown.paid.length;
+  const ours = paid === 0 ? s.red('; the payer paid nothing') : `; then ${paid} the payer paid`;
   const lines = [
     `${s.bold('Nightly settlements')}  ${s.dim('cron')} ${DEMO_SCHEDULE.says} in this demo ` +
       s.dim(`(${DEMO_SCHEDULE.cron} ${DEMO_SCHEDULE.timeZone}); by default ${DEFAULT_SCHEDULE}`),
-    `  ${s.cyan('→')} ${'sandbox'.padEnd(20)}${night.summary}`,
+    `  ${s.cyan('→')} ${'sandbox'.padEnd(20)}${night.summary}${ours}`,
   ];
   const file = result.file;
   if (file === null) {
@@ -298,7 +329,8 @@ function renderSettlements(shown: SettlementsShown, s: Style): string[] {
 }
 
 /**
- * One line per settlement.line, in columns under a header (ids shortened to their end);
+ * One line per settlement.line, in columns under a header: Payflow's payment id (shortened
+ * to its end), type, amounts, and the order when the payment is one of payflow-bridge's;
  * `total` is how many came.
  */
 function renderSettlementLines(
@@ -308,7 +340,6 @@ function renderSettlementLines(
 ): string[] {
   const rows = events.map((event) => ({
     line: `line ${event.lineNumber}`,
-    settlement: shortId(event.settlementId),
     payment: event.paymentId === null ? '–' : shortId(event.paymentId),
     type: event.transactionType,
     gross: event.grossAmount,
@@ -317,10 +348,9 @@ function renderSettlementLines(
     currency: event.currency,
     order: event.orderId,
   }));
-  const width = (key: 'settlement' | 'payment' | 'type' | 'gross' | 'fee' | 'net') =>
+  const width = (key: 'payment' | 'type' | 'gross' | 'fee' | 'net') =>
     Math.max(key.length, ...rows.map((row) => row[key].length));
   const w = {
-    settlement: width('settlement'),
     payment: width('payment'),
     type: width('type'),
     gross: width('gross'),
@@ -329,14 +359,13 @@ function renderSettlementLines(
   };
   const head = `  ${s.green('←')} ${s.green(`settlement.line ×${total}`.padEnd(20))}`;
   const header =
-    `${'settlement'.padEnd(w.settlement)}  ${'payment'.padEnd(w.payment)}  ` +
-    `${'type'.padEnd(w.type)}  ${'gross'.padStart(w.gross)}  ${'fee'.padStart(w.fee)}  ` +
-    `${'net'.padStart(w.net)}`;
+    `${'payment'.padEnd(w.payment)}  ${'type'.padEnd(w.type)}  ` +
+    `${'gross'.padStart(w.gross)}  ${'fee'.padStart(w.fee)}  ${'net'.padStart(w.net)}`;
   return [
     `${head}${s.dim(header)}`,
     ...rows.map(
       (row) =>
-        `    ${s.dim(row.line.padEnd(INDENT.length - 4))}${row.settlement.padEnd(w.settlement)}  ` +
+        `    ${s.dim(row.line.padEnd(INDENT.length - 4))}` +
         `${row.payment.padEnd(w.payment)}  ${row.type.padEnd(w.type)}  ` +
         `${row.gross.padStart(w.gross)}  ${row.fee.padStart(w.fee)}  ${row.net.padStart(w.net)} ` +
         `${row.currency}  ${row.order === null ? s.dim('not ours') : s.green(`order ${row.order}`)}`,
@@ -351,6 +380,32 @@ function shortId(id: string): string {
 
 function size(bytes: number): string {
   return bytes < 10_000 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
+
+/** "→ payer pays 550940.50 NOK in full; HTTPS webhooks: payment-update 200, …". */
+function renderPaid(paid: Paid, s: Style): string {
+  const webhooks =
+    paid.webhooks.length === 0
+      ? s.red('no webhook')
+      : `HTTPS webhooks: ${paid.webhooks.map((webhook) => renderWebhook(webhook, s)).join(', ')}`;
+  return `  ${s.cyan('→')} payer ${describePaid(paid)}; ${webhooks}`;
+}
+
+function renderWebhook(webhook: WebhookResult, s: Style): string {
+  if (webhook.delivered) return `${webhook.kind} ${String(webhook.status)}`;
+  const what =
+    webhook.status === null || webhook.status === 0
+      ? (webhook.problem ?? (webhook.status === null ? 'not sent' : 'no connection'))
+      : `${webhook.status}${webhook.problem === null ? '' : ` ${webhook.problem}`}`;
+  return s.red(`${webhook.kind} ${what}`);
+}
+
+/** The order's ERP messages that nothing has answered yet (no status event, no dead letter). */
+export function unanswered(order: DemoOrder, outcomes: readonly Outcome[]): ErpMessage[] {
+  const mine = outcomes.filter((outcome) => outcome.orderId === order.orderId);
+  return order.messages.filter(
+    (message) => !mine.some((outcome) => answersMessage(outcome, message)),
+  );
 }
 
 /** Whether `outcome` answers the ERP message `message`. */
@@ -372,7 +427,7 @@ function renderOutcome(outcome: Outcome, s: Style): string[] {
       ),
     ];
   }
-  const head = `  ${s.green('←')} ${s.green(status.type.padEnd(20))}`;
+  const head = `  ${s.green('←')} ${s.green(status.type.length < 20 ? status.type.padEnd(20) : `${status.type}  `)}`;
   const data = status.data;
   const currency = text(data['currency']);
   switch (status.type) {
@@ -407,21 +462,52 @@ function renderOutcome(outcome: Outcome, s: Style): string[] {
         `${head}${text(data['installmentRef'])}: ${text(data['date'])} ${text(data['amount'])} ` +
           `${currency} ${s.dim(`(Payflow ${text(data['status'])})`)}`,
       ];
-    case 'payment.cancelled': {
-      const previous = data['previousProviderStatus'];
-      const provider =
-        typeof previous === 'string'
-          ? `${previous} → ${text(data['providerStatus'])}`
-          : text(data['providerStatus']);
+    case 'payment.cancelled':
       return [
-        `${head}${s.dim('status')} ${text(data['status'])} ${s.dim(`(Payflow ${provider})`)}`,
+        `${head}${s.dim('status')} ${text(data['status'])} ${s.dim(`(Payflow ${providerChange(data)})`)}`,
       ];
-    }
+    case 'payment.status_changed':
+      return [
+        `${head}${s.dim('status')} ${text(data['status'])} ` +
+          s.dim(`(Payflow ${providerChange(data)}; from the ${text(data['source'])})`),
+      ];
+    case 'installment.status_changed':
+      return [
+        `${head}${text(data['installmentRef'])}: ${s.dim(`Payflow ${providerChange(data)}`)}`,
+      ];
     case 'payment.creation_failed':
       return [`${head}${s.red(text(data['reason']))}: ${text(data['message'])}`];
     default:
       return [`${head}${truncate(JSON.stringify(data), 70)}`];
   }
+}
+
+/** "← installment.status_changed ×3  1: CREATED → PAID · 2: CREATED → SENT · …". */
+function renderInstallmentChanges(outcomes: readonly Outcome[], s: Style): string {
+  // Per installment, its statuses in order: "1: CREATED → SENT → PAID".
+  const chains = new Map<string, string[]>();
+  for (const outcome of outcomes) {
+    const data = outcome.status?.data ?? {};
+    const ref = text(data['installmentRef']);
+    const previous = data['previousProviderStatus'];
+    const chain = chains.get(ref) ?? [];
+    chains.set(ref, chain);
+    if (typeof previous === 'string' && chain.at(-1) !== previous) chain.push(previous);
+    chain.push(text(data['providerStatus']));
+  }
+  const changes = [...chains].map(([ref, chain]) => `${ref}: ${chain.join(' → ')}`);
+  return (
+    `  ${s.green('←')} ${s.green(`installment.status_changed ×${outcomes.length}`)}  ` +
+    changes.join(s.dim(' · '))
+  );
+}
+
+/** "OPENED → SUCCESS" (or just "SUCCESS" without a previous status). */
+function providerChange(data: Readonly<Record<string, unknown>>): string {
+  const previous = data['previousProviderStatus'];
+  return typeof previous === 'string'
+    ? `${previous} → ${text(data['providerStatus'])}`
+    : text(data['providerStatus']);
 }
 
 function parseStatus(value: string): StatusEnvelope | null {

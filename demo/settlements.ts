@@ -1,14 +1,24 @@
 /**
  * The nightly settlements part of the demo. Before the worker starts, the demo books
- * yesterday's settlement CSV (UTC) for its organization in the sandbox: a few rows and a
- * line cut short. The worker runs its nightly cron every 2 s; the first tick pulls
- * yesterday, stores the file and publishes one `settlement.line` per row and one
- * `settlement.file_available` to payflow.settlements.v1 (docs/events.md), which the demo
- * reads back like any downstream system.
+ * yesterday's settlement CSV (UTC) for its organization in the sandbox: a few rows of
+ * payments that are not the demo's and a line cut short; and it holds the night's file
+ * back (the sandbox answers 503 to GET /settlements/generate_csv, as Payflow would while
+ * the night is not complete). Once the payer has paid the demo's payments (payer.ts), the
+ * demo books those movements on the same night with their real Payflow ids and lets the
+ * file go. The worker runs its nightly cron every 2 s: its ticks until then fail and leave
+ * the night missing; the next one pulls it, stores the file and publishes one
+ * `settlement.line` per row (naming the order of each payment payflow-bridge created) and
+ * one `settlement.file_available` to payflow.settlements.v1 (docs/events.md), which the
+ * demo reads back like any downstream system.
  */
 import type { z } from 'zod';
-import type { settlementSeedSchema } from '../src/sandbox/control.schemas.js';
+import type {
+  settlementMovementSchema,
+  settlementSeedSchema,
+} from '../src/sandbox/control.schemas.js';
+import type { faultSpecSchema } from '../src/sandbox/faults.js';
 import { TOPICS, type ReceivedMessage } from './kafka.js';
+import { sandboxJson, type Paid } from './payer.js';
 import { ORGANIZATION_ID, addDays } from './scenario.js';
 
 /** The worker's SETTLEMENT_CRON and SETTLEMENT_TIMEZONE in the demo. */
@@ -24,22 +34,33 @@ export const DEFAULT_SCHEDULE = '02:30 Europe/Oslo';
 
 /** The body of POST /sandbox/settlements. */
 export type SettlementSeedBody = z.input<typeof settlementSeedSchema>;
+type MovementBody = z.input<typeof settlementMovementSchema>;
+type FaultBody = z.input<typeof faultSpecSchema>;
+
+/** Rows of other payments (not payflow-bridge's) booked on the night. */
+const SYNTHETIC_ROWS = 2;
 
 /** The night the demo books in the sandbox, and what the worker should make of it. */
 export interface DemoNight {
   readonly organizationId: string;
   /** Yesterday (UTC): the night the cron's first tick pulls. */
   readonly date: string;
+  /** What is booked before the worker starts: rows of other payments, a row cut short. */
   readonly seed: SettlementSeedBody;
+  /** The demo's orders whose payments the payer pays and the night then books, in order. */
+  readonly paidOrders: readonly string[];
   /** Rows that parse (settlement.line events) and rows that do not. */
   readonly rows: number;
   readonly badRows: number;
-  /** What the screen says was booked. */
+  /** What the screen says was booked before the worker started. */
   readonly summary: string;
 }
 
-/** Yesterday's settlements as of `now`: three synthetic rows and one row cut short. */
-export function demoNight(now: Date = new Date()): DemoNight {
+/**
+ * Yesterday's settlements as of `now`: three rows of other payments and one row cut short,
+ * then (bookPaid) one row for each of `paidOrders`.
+ */
+export function demoNight(now: Date, paidOrders: readonly string[]): DemoNight {
   const date = addDays(now, -1);
   // A row cut off after gross_amount, as a broken export would write it: 11 of 14 fields.
   const truncated = [
@@ -58,27 +79,75 @@ export function demoNight(now: Date = new Date()): DemoNight {
   return {
     organizationId: ORGANIZATION_ID,
     date,
-    seed: { organizationId: ORGANIZATION_ID, date, count: 3, malformedLines: [truncated] },
-    rows: 3,
+    seed: {
+      organizationId: ORGANIZATION_ID,
+      date,
+      count: SYNTHETIC_ROWS,
+      malformedLines: [truncated],
+    },
+    paidOrders,
+    rows: SYNTHETIC_ROWS + paidOrders.length,
     badRows: 1,
-    summary: `${ORGANIZATION_ID} ${date} (yesterday): 3 rows booked, and 1 row cut short`,
+    summary: `${ORGANIZATION_ID} ${date} (yesterday): ${SYNTHETIC_ROWS} rows, 1 cut short`,
   };
 }
 
-/** Books `night` in the sandbox (POST /sandbox/settlements); throws with the answer otherwise. */
+/** Books `night`'s seed in the sandbox (POST /sandbox/settlements); throws otherwise. */
 export async function seedNight(sandboxUrl: string, night: DemoNight): Promise<void> {
-  const response = await fetch(`${sandboxUrl}/sandbox/settlements`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(night.seed),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const body = await response.text();
-  if (response.status !== 201) {
-    throw new Error(
-      `POST /sandbox/settlements answered ${response.status}: ${body.slice(0, 300) || '(empty)'}`,
-    );
-  }
+  await sandboxJson(`${sandboxUrl}/sandbox/settlements`, night.seed);
+}
+
+/**
+ * Books what the payer paid on `night` (POST /sandbox/settlements): one movement per
+ * payment, with Payflow's payment (and installment) id, so the sandbox fills in its payment
+ * number, order number and internal ref. The sandbox books a payment it sees paid on the
+ * day it is paid (today: tonight's file); the demo books the same money on last night,
+ * the night the worker pulls now.
+ */
+export async function bookPaid(
+  sandboxUrl: string,
+  night: DemoNight,
+  paid: readonly Paid[],
+): Promise<void> {
+  const movements: MovementBody[] = paid.map((payment) => ({
+    paymentId: payment.paymentId,
+    ...(payment.installmentId === null ? {} : { installmentId: payment.installmentId }),
+    type: 'payment',
+    currency: payment.currency,
+    grossAmount: payment.amount,
+    // After the other rows (00:00 and 12:00), in the order paid.
+    bookedAt: `${night.date}T18:00:00.000Z`,
+  }));
+  const seed: SettlementSeedBody = {
+    organizationId: night.organizationId,
+    date: night.date,
+    movements,
+  };
+  await sandboxJson(`${sandboxUrl}/sandbox/settlements`, seed);
+}
+
+/** The fault that holds every settlement file back (the Payflow path, /partner prefix). */
+const HOLD_FILES: FaultBody = {
+  method: 'GET',
+  path: '/partner/settlements/generate_csv',
+  status: 503,
+};
+
+/** Holds the settlement files back (503) until releaseFiles; returns the fault's id. */
+export async function holdFiles(sandboxUrl: string): Promise<string> {
+  const answer = await sandboxJson(`${sandboxUrl}/sandbox/faults`, HOLD_FILES);
+  const id = isRecord(answer) ? answer['id'] : undefined;
+  if (typeof id !== 'string') throw new Error('POST /sandbox/faults answered without an id');
+  return id;
+}
+
+/** Lets the settlement files go (DELETE /sandbox/faults/{id}). */
+export async function releaseFiles(sandboxUrl: string, holdId: string): Promise<void> {
+  await sandboxJson(
+    `${sandboxUrl}/sandbox/faults/${encodeURIComponent(holdId)}`,
+    undefined,
+    'DELETE',
+  );
 }
 
 export interface BadRowSample {
@@ -175,14 +244,28 @@ export function missingSettlements(night: DemoNight, result: NightResult): strin
   ];
 }
 
-/** What is wrong with the night's file, once it is there (rows counted otherwise than seeded). */
+/**
+ * What is wrong with the night's file, once it is there: rows counted otherwise than
+ * booked, or (once all its lines came) no line naming one of the paid orders.
+ */
 export function settlementProblems(night: DemoNight, result: NightResult): string[] {
   const file = result.file;
-  if (file === null || (file.rows === night.rows && file.badRows === night.badRows)) return [];
-  return [
-    `settlement file ${night.organizationId} ${night.date} has ${file.rows} rows and ` +
-      `${file.badRows} bad rows; the sandbox holds ${night.rows} and ${night.badRows}`,
-  ];
+  if (file === null) return [];
+  if (file.rows !== night.rows || file.badRows !== night.badRows) {
+    return [
+      `settlement file ${night.organizationId} ${night.date} has ${file.rows} rows and ` +
+        `${file.badRows} bad rows; the sandbox holds ${night.rows} and ${night.badRows}`,
+    ];
+  }
+  if (missingSettlements(night, result).length > 0) return [];
+  const named = new Set(result.lines.map((line) => line.orderId));
+  return night.paidOrders
+    .filter((orderId) => !named.has(orderId))
+    .map(
+      (orderId) =>
+        `no settlement.line of ${night.organizationId} ${night.date} names order ${orderId}, ` +
+        'whose payment is booked on that night',
+    );
 }
 
 type ParsedEvent =

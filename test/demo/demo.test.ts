@@ -1,9 +1,11 @@
 /**
  * The demo as `npm run demo` runs it after its install step: the project compiled (what
  * `npm run build` does, under the build lock the CLI test takes too), then
- * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes,
- * the ERP's events, the nightly settlement pull (its cron every 2 s), the screen, and a
- * clean stop; then once more on real Apache Kafka (DEMO_KAFKA=real, a KRaft node of its own).
+ * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes
+ * (the worker on HTTPS with the demo's certificate), the ERP's events, the payer's payments
+ * in the sandbox and the status events their webhooks caused, the nightly settlement pull
+ * (its cron every 2 s) with the paid orders in the file, the screen, and a clean stop; then
+ * once more on real Apache Kafka (DEMO_KAFKA=real, a KRaft node of its own).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -67,12 +69,16 @@ describe('npm run demo (compiled)', () => {
 
     // One screen, plain text (stdout is not a terminal).
     expect(out).not.toContain('\u001b[');
-    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(55);
+    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(60);
+    expect(out).toMatch(
+      /^7 ERP events and 2 payments by the payer; back came \d+ status events and 2 dead letters in [\d.]+ s\.$/m,
+    );
 
     // Every order's outcome, in the order the ERP sent its events.
     const links = [...out.matchAll(/link (https:\/\/\S+\/p\/([0-9a-f]{24}))\n/g)];
     expect(links).toHaveLength(3);
     expect(new Set(links.map((link) => link[2])).size).toBe(3);
+    const [paidId, planId] = links.map((link) => link[2] ?? '');
     expect(out.match(/← payment\.created /g)).toHaveLength(3);
     expect(out).toMatch(/total 550940\.50 NOK = net 440752\.40 \+ VAT 110188\.10, one payment\n/);
     expect(out).toMatch(
@@ -85,6 +91,23 @@ describe('npm run demo (compiled)', () => {
     );
     expect(out).toMatch(/SO-10046[^]*✗ dead letter[^]*x-dlq-reason invalid_json\n/);
     expect(out).not.toContain('nothing came back');
+    expect(out).not.toContain('the payer did not get to pay');
+
+    // The payer paid in the sandbox; its webhooks reached the worker over HTTPS (the sandbox
+    // trusts the demo's certificate) and came back as status events of those orders.
+    const single = out.slice(out.indexOf('SO-10042  '), out.indexOf('SO-10043  '));
+    expect(single).toContain(
+      '  → payer pays 550940.50 NOK in full; HTTPS webhooks: payment-update 200, status-update 200\n' +
+        '  ← payment.status_changed  status paid (Payflow ',
+    );
+    expect(single).toMatch(
+      /← payment\.status_changed {2}status paid \(Payflow [^)]*SUCCESS; from the webhook\)\n/,
+    );
+    const plan = out.slice(out.indexOf('SO-10043  '), out.indexOf('SO-10044  '));
+    expect(plan).toMatch(
+      /← installment\.added[^\n]*\n {2}→ payer pays installment 1, 6015\.18 NOK; HTTPS webhooks: payment-update 200, status-update 200\n/,
+    );
+    expect(plan).toMatch(/← installment\.status_changed ×\d+ {2}1: CREATED → (\S+ → )*PAID[ \n]/);
 
     // The nightly cron's first tick pulled yesterday's file (UTC): stored with its bad row,
     // and one settlement.line per row.
@@ -92,21 +115,34 @@ describe('npm run demo (compiled)', () => {
       'Nightly settlements  cron every 2 s in this demo (*/2 * * * * * UTC); by default 02:30 Europe/Oslo\n',
     );
     const booked =
-      /→ sandbox +org-1 (\S+) \(yesterday\): 3 rows booked, and 1 row cut short\n/.exec(out);
+      /→ sandbox +org-1 (\S+) \(yesterday\): 2 rows, 1 cut short; then 2 the payer paid\n/.exec(
+        out,
+      );
     const yesterday = new Date(run.startedAt - 86_400_000).toISOString().slice(0, 10);
     expect(booked?.[1]).toBe(yesterday);
     expect(out).toContain(
       `← settlement.file_available  org-1 ${yesterday}, format standard, version 1\n`,
     );
-    expect(out).toMatch(/ {24}3 rows, 1 bad row, \d+ bytes stored, sha256 [0-9a-f]{16}…\n/);
-    expect(out).toMatch(/ {24}✗ line 5 {2}has 11 field\(s\), the header needs 14\n/);
-    expect(out).toMatch(/← settlement\.line ×3 +settlement +payment +type +gross +fee +net\n/);
+    expect(out).toMatch(/ {24}4 rows, 1 bad row, \d+ bytes stored, sha256 [0-9a-f]{16}…\n/);
+    expect(out).toMatch(/ {24}✗ line 6 {2}has 11 field\(s\), the header needs 14\n/);
+    expect(out).toMatch(/← settlement\.line ×4 +payment +type +gross +fee +net\n/);
     const settled = [
       ...out.matchAll(
-        /^ {4}line (\d) +…[0-9a-f]{8} +…[0-9a-f]{8} +payment +\d+\.\d\d +\d\.\d\d +\d+\.\d\d NOK {2}not ours$/gm,
+        /^ {4}line (\d) +…([0-9a-f]{8}) +payment +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d NOK {2}(not ours|order \S+)$/gm,
       ),
-    ];
-    expect(settled.map((match) => match[1])).toEqual(['2', '3', '4']);
+    ].map((match) => [match[1], match[2], match[3]]);
+    // The other payments, then the paid orders' money with their real Payflow ids and
+    // their order ids (payflow-bridge knows the payments it created).
+    expect(settled).toEqual([
+      ['2', expect.stringMatching(/^[0-9a-f]{8}$/), 'not ours'],
+      ['3', expect.stringMatching(/^[0-9a-f]{8}$/), 'not ours'],
+      ['4', paidId?.slice(-8), 'order SO-10042'],
+      ['5', planId?.slice(-8), 'order SO-10043'],
+    ]);
+    expect(out).toMatch(
+      /^ {4}line 4 +…[0-9a-f]{8} +payment +550940\.50 +8264\.11 +542676\.39 NOK/m,
+    );
+    expect(out).toMatch(/^ {4}line 5 +…[0-9a-f]{8} +payment +6015\.18 +90\.23 +5924\.95 NOK/m);
     expect(out).not.toMatch(/^ {2}… /m);
     for (const line of out
       .slice(out.indexOf('Nightly settlements'), out.indexOf('Where it ran'))
@@ -117,7 +153,7 @@ describe('npm run demo (compiled)', () => {
     // Where it ran, and how it stopped.
     expect(out).toMatch(/Kafka +librdkafka mock cluster, 3 brokers: 127\.0\.0\.1:\d+/);
     expect(out).toMatch(/Payflow +sandbox http:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/);
-    expect(out).toMatch(/worker +node dist\/src\/main\.js, pid \d+/);
+    expect(out).toMatch(/worker +node dist\/src\/main\.js, pid \d+, https:\/\/127\.0\.0\.1:\d+ /);
     expect(out).toContain('/payflow_bridge_demo');
     expect(out).toMatch(/Stopped the worker \(SIGTERM: exit code 0 after [\d.]+ s\), the sandbox/);
     expect(out).toMatch(/Worker log \(LOG_LEVEL=warn\): \/\S+worker\.log\n$/);
@@ -131,13 +167,13 @@ describe('npm run demo (compiled)', () => {
     const db = new pg.Client({ connectionString: `${TEST_DATABASE_SERVER}/payflow_bridge_demo` });
     await db.connect();
     try {
-      const { rows } = await db.query<{ order_id: string; state: string }>(
-        'SELECT order_id, state FROM payments ORDER BY order_id',
+      const { rows } = await db.query<{ order_id: string; state: string; status: string }>(
+        'SELECT order_id, state, status FROM payments ORDER BY order_id',
       );
       expect(rows).toEqual([
-        { order_id: 'SO-10042', state: 'created' },
-        { order_id: 'SO-10043', state: 'created' },
-        { order_id: 'SO-10044', state: 'cancelled' },
+        { order_id: 'SO-10042', state: 'created', status: 'paid' },
+        { order_id: 'SO-10043', state: 'created', status: 'pending' },
+        { order_id: 'SO-10044', state: 'cancelled', status: 'cancelled' },
       ]);
       // The night's file, pulled by the cron: its bytes stored, the bad row included.
       const files = await db.query<Record<string, unknown>>(
@@ -151,7 +187,7 @@ describe('npm run demo (compiled)', () => {
         {
           organization_id: 'org-1',
           trigger: 'cron',
-          row_count: 3,
+          row_count: 4,
           bad_row_count: 1,
           complete: true,
         },
@@ -168,9 +204,13 @@ describe('npm run demo (compiled)', () => {
     expect(run.code).toBe(0);
     const { out } = run;
     expect(out).toMatch(
-      /7 ERP events published to erp\.orders\.v1; back came 5 status events and 2 dead letters in [\d.]+ s\./,
+      /7 ERP events and 2 payments by the payer; back came \d+ status events and 2 dead letters in [\d.]+ s\./,
     );
-    expect(out).toMatch(/← settlement\.line ×3 /);
+    expect(out).toMatch(
+      /← payment\.status_changed {2}status paid \(Payflow [^)]*; from the webhook\)\n/,
+    );
+    expect(out).toMatch(/← settlement\.line ×4 /);
+    expect(out).toMatch(/ NOK {2}order SO-10042\n[^\n]* NOK {2}order SO-10043\n/);
     expect(out).toMatch(/Kafka +Apache Kafka 3\.9\.1 \(KRaft\), 1 broker: 127\.0\.0\.1:\d+\n/);
     expect(out).toMatch(
       /Stopped the worker \(SIGTERM: exit code 0 after [\d.]+ s\), the sandbox, Apache Kafka\./,
