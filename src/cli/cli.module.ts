@@ -10,6 +10,11 @@ import {
 } from './cli.resources.js';
 import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
 import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
+import {
+  InDoubtCommand,
+  InDoubtListCommand,
+  InDoubtResolveCommand,
+} from './commands/in-doubt.command.js';
 import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
 import { ReconcileCommand } from './commands/reconcile.command.js';
 import {
@@ -40,6 +45,9 @@ export class CliModule {
         CliResources,
         DlqCommand,
         DlqReplayCommand,
+        InDoubtCommand,
+        InDoubtListCommand,
+        InDoubtResolveCommand,
         OrderCommand,
         OrderShowCommand,
         ReconcileCommand,

@@ -431,4 +431,19 @@ export class PaymentRepository {
     );
     return rows.map((row) => tokenRow.parse(row));
   }
+
+  /**
+   * A person found that the in-doubt creation never reached Payflow: the payment is back
+   * in `creating`, where a call that never left leaves it, and the event's next delivery
+   * reuses the row. False when the payment was not in doubt.
+   */
+  async reopenInDoubt(tx: Sql, paymentId: string): Promise<boolean> {
+    const rows = await tx.query(
+      `UPDATE payments SET state = 'creating', updated_at = now()
+        WHERE id = $1::uuid AND state = 'in_doubt' AND payflow_id IS NULL
+       RETURNING id::text AS id`,
+      [paymentId],
+    );
+    return rows.length > 0;
+  }
 }

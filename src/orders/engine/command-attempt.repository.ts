@@ -292,4 +292,20 @@ ${fresh(bind)}
       [paymentId],
     );
   }
+
+  /**
+   * A person found that the in-doubt call never took effect (`in-doubt resolve
+   * --not-created`): the attempt becomes `failed`, like a call that never left, so the
+   * next delivery of its event takes it over and sends it. False when it was not in doubt.
+   */
+  async markNotTaken(tx: Sql, attemptId: string, errorCode: string): Promise<boolean> {
+    const rows = await tx.query(
+      `UPDATE command_attempts SET state = 'failed', error_code = $2,
+              finished_at = clock_timestamp()
+        WHERE id = $1 AND state = 'in_doubt'
+       RETURNING id::text AS id`,
+      [attemptId, errorCode],
+    );
+    return rows.length > 0;
+  }
 }
