@@ -12,7 +12,9 @@
  *                          reconciliation, events: may import each other (without cycles);
  *                          of src/messaging only the ports file messaging.ports.ts, which is
  *                          how they publish without knowing Kafka
- *   4. src/messaging       the Kafka adapters: consumer transport, producer, delivery engine
+ *   4. src/messaging       the Kafka adapters: consumer transport, producer, delivery engine;
+ *                          generic: it imports nothing from src/orders (the order codec is
+ *                          injected through messaging.ports.ts)
  *   5. app                 src/app.module.ts, main.ts, worker.ts, src/cli, src/health,
  *                          src/metrics: compose everything below; src/entities.ts lists
  *                          every feature's tables for DatabaseModule.forRoot and
@@ -111,6 +113,16 @@ module.exports = {
       severity: 'error',
       from: { path: FEATURES },
       to: { path: APP },
+    },
+    {
+      name: 'messaging-knows-no-order',
+      severity: 'error',
+      comment:
+        'The Kafka transport is generic: src/orders injects the event codec (INBOUND_EVENT_CODEC, ' +
+        'messaging.ports.ts) that knows the order envelope, its types and context. Unit specs ' +
+        'may drive the transport with the real order codec.',
+      from: { path: '^src/messaging/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/orders/' },
     },
     {
       name: 'messaging-not-to-app',

@@ -8,7 +8,10 @@ import {
   PayflowServerError,
   PayflowValidationError,
 } from '../payflow/payflow.errors.js';
-import { MessageProcessor, type OrderEventDispatch } from './message-processor.js';
+import { orderEventCodec } from '../orders/order-event.codec.js';
+import type { OrderEventContext } from '../orders/order-event.context.js';
+import type { ParsedOrderEnvelope } from '../orders/order-event.schema.js';
+import { MessageProcessor, type EventDispatch } from './message-processor.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from './transport.metrics.js';
 
@@ -31,6 +34,9 @@ const message = (value: string | null, key: string | null = 'SO-1'): InboundMess
   timestamp: '0',
 });
 
+/** The processor as the worker runs it: reading order events (the orders module's codec). */
+type OrderEventDispatch = EventDispatch<ParsedOrderEnvelope, OrderEventContext>;
+
 function setup(
   dispatch: OrderEventDispatch,
   sinkFailures = 0,
@@ -48,6 +54,7 @@ function setup(
   };
   const metrics = new InMemoryOrderEventsMetrics();
   const processor = new MessageProcessor({
+    codec: orderEventCodec,
     dispatch,
     deadLetterSink: sink,
     retry,
@@ -232,6 +239,7 @@ describe('MessageProcessor', () => {
       },
     };
     const processor = new MessageProcessor({
+      codec: orderEventCodec,
       dispatch: () => Promise.reject(new BlockedByEarlierFailureError('blocked')),
       deadLetterSink: sink,
       retry: { maxAttempts: 3, maxDurationMs: 60_000, baseDelayMs: 1, maxDelayMs: 2 },

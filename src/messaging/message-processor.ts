@@ -1,39 +1,33 @@
 /**
- * Takes one order-event message from "fetched" to "done": parse the envelope, hand it to the
- * event's handler, retry transient failures with back-off (this order waits, the others go
- * on), and give up into the dead-letter sink when the failure policy says so. "Done" means
+ * Takes one order-event message from "fetched" to "done": decode it (with the injected
+ * codec: this folder knows no event type), hand it to the event's handler, retry transient
+ * failures with back-off (this order waits, the others go on), and give up into the dead-letter sink when the failure policy says so. "Done" means
  * the event took effect or the sink has it; only then may its offset be committed.
  *
  * `process` never rejects. It returns `abandoned` when the shutdown signal cut it short
  * (a back-off wait or a failing sink): that offset is not done and will be redelivered.
  */
+import type { BaseRpcContext } from '@nestjs/microservices';
 import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterReason } from '../common/app-error.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
-import {
-  ORDER_ID_MAX_LENGTH,
-  parseOrderEnvelope,
-  type OrderEnvelope,
-  type OrderEventType,
-} from '../orders/order-event.schema.js';
 import { decideFailure, describeFailure } from './failure-policy.js';
-import type { InboundMessage } from './messaging.ports.js';
-import { OrderEventContext } from '../orders/order-event.context.js';
+import type { DecodedEvent, InboundEventCodec, InboundMessage } from './messaging.ports.js';
 import { backoffDelayMs } from '../common/backoff.js';
 import { sleepUnlessAborted } from '../common/sleep.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
-export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };
-
-/** Calls the handler of the envelope's type; resolves when it took effect. */
-export type OrderEventDispatch = (
-  envelope: ParsedOrderEnvelope,
-  context: OrderEventContext,
+/** Calls the handler of the event's type; resolves when it took effect. */
+export type EventDispatch<P = unknown, C extends BaseRpcContext = BaseRpcContext> = (
+  event: DecodedEvent<P>,
+  context: C,
 ) => Promise<void>;
 
-export interface MessageProcessorOptions {
-  readonly dispatch: OrderEventDispatch;
+export interface MessageProcessorOptions<P = unknown, C extends BaseRpcContext = BaseRpcContext> {
+  /** Reads a message into an event (the events' owner supplies it). */
+  readonly codec: InboundEventCodec<P, C>;
+  readonly dispatch: EventDispatch<P, C>;
   readonly deadLetterSink: DeadLetterSink;
   readonly retry: RetryPolicy;
   /** Back-off of retries of a failing dead-letter sink (it is retried until shutdown). */
@@ -44,12 +38,12 @@ export interface MessageProcessorOptions {
   readonly random?: () => number;
 }
 
-export class MessageProcessor {
+export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcContext> {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly sinkRetry: { readonly baseDelayMs: number; readonly maxDelayMs: number };
 
-  constructor(private readonly options: MessageProcessorOptions) {
+  constructor(private readonly options: MessageProcessorOptions<P, C>) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.sinkRetry = options.sinkRetry ?? { baseDelayMs: 500, maxDelayMs: 30_000 };
@@ -58,9 +52,9 @@ export class MessageProcessor {
   async process(message: InboundMessage, signal: AbortSignal): Promise<ProcessOutcome> {
     const log = this.options.logger;
     const where = { topic: message.topic, partition: message.partition, offset: message.offset };
-    let envelope: ParsedOrderEnvelope;
+    let event: DecodedEvent<P>;
     try {
-      envelope = parseOrderEnvelope(message.value, message.key);
+      event = this.options.codec.decode(message);
     } catch (error) {
       const decision = decideFailure(
         error,
@@ -68,21 +62,21 @@ export class MessageProcessor {
         this.options.retry,
         this.random,
       );
-      // parseOrderEnvelope throws InvalidJsonError / InvalidEventError; anything else is a bug.
+      // The codec throws InvalidJsonError / InvalidEventError; anything else is a bug.
       const reason: DeadLetterReason =
         decision.action === 'dead_letter' ? decision.reason : 'invalid_event';
       return this.deadLetter(message, null, reason, describeFailure(error), 1, signal);
     }
 
-    const about = { ...where, eventType: envelope.type, eventId: envelope.eventId };
+    const about = { ...where, eventType: event.type, eventId: event.eventId };
     const firstAttemptAt = this.now();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return 'abandoned';
       const started = this.now();
       try {
-        await this.options.dispatch(envelope, new OrderEventContext([message, attempt]));
+        await this.options.dispatch(event, this.options.codec.context(message, attempt));
         log.debug(
-          { ...about, orderId: envelope.orderId, attempt, durationMs: this.now() - started },
+          { ...about, orderId: event.key, attempt, durationMs: this.now() - started },
           'order event handled',
         );
         return 'succeeded';
@@ -97,7 +91,7 @@ export class MessageProcessor {
           case 'dead_letter':
             return this.deadLetter(
               message,
-              envelope,
+              event,
               decision.reason,
               describeFailure(error),
               attempt,
@@ -109,7 +103,7 @@ export class MessageProcessor {
             log.warn(
               {
                 ...about,
-                orderId: envelope.orderId,
+                orderId: event.key,
                 attempt,
                 delayMs: decision.delayMs,
                 cause: decision.cause,
@@ -128,21 +122,21 @@ export class MessageProcessor {
   /** Hands the dead letter to the sink, retrying the sink until it succeeds or shutdown. */
   private async deadLetter(
     message: InboundMessage,
-    envelope: ParsedOrderEnvelope | null,
+    event: DecodedEvent<P> | null,
     reason: DeadLetterReason,
     error: string,
     attempts: number,
     signal: AbortSignal,
   ): Promise<ProcessOutcome> {
-    const orderId = envelope?.orderId ?? orderIdOfKey(message.key);
+    const orderId = event?.key ?? this.options.codec.keyOfUndecodable(message.key);
     const letter = {
       message,
       reason,
       error,
       attempts,
       orderId,
-      eventId: envelope?.eventId ?? null,
-      eventType: envelope?.type ?? null,
+      eventId: event?.eventId ?? null,
+      eventType: event?.type ?? null,
       failedAt: new Date(this.now()),
     };
     const about = {
@@ -179,16 +173,4 @@ export class MessageProcessor {
       }
     }
   }
-}
-
-/**
- * The order of a message whose envelope could not be read: its Kafka key, when that can be
- * an orderId at all. A longer key (or one holding NUL) cannot be one, so no later event of
- * that "order" can take effect to be held back; and it could not be stored as one either (a
- * Postgres index row has a size limit, text holds no NUL): the dead letter is kept without.
- */
-function orderIdOfKey(key: Buffer | null): string | null {
-  if (key === null || key.length > ORDER_ID_MAX_LENGTH * 4) return null;
-  const text = key.toString('utf8');
-  return [...text].length <= ORDER_ID_MAX_LENGTH && !text.includes('\u0000') ? text : null;
 }

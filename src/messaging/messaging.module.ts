@@ -6,7 +6,8 @@
  *   transport stopped.
  * - OrderEventsTransportModule.forRoot({ imports }): the OrderEventsTransport as a provider,
  *   so that Nest calls its beforeApplicationShutdown (drain) on SIGTERM. `imports` must make
- *   DEAD_LETTER_SINK available (the dead-letters module); APP_CONFIG and APP_LOGGER come from
+ *   DEAD_LETTER_SINK (the dead-letters module) available, and INBOUND_EVENT_CODEC must be
+ *   provided (OrdersModule provides it globally); APP_CONFIG and APP_LOGGER come from
  *   the global ConfigModule and LoggerModule. Then `connectOrderEvents(app, app.get(OrderEventsTransport))`.
  */
 import {
@@ -24,7 +25,12 @@ import type { AppLogger } from '../common/logger.js';
 import { DEAD_LETTER_SINK, type DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import { kafkaClientOptionsFromConfig } from './kafka.client.js';
 import { createKafkaMessageProducer, type KafkaProducerOptions } from './kafka.producer.js';
-import { MESSAGE_PRODUCER, type MessageProducer } from './messaging.ports.js';
+import {
+  INBOUND_EVENT_CODEC,
+  MESSAGE_PRODUCER,
+  type InboundEventCodec,
+  type MessageProducer,
+} from './messaging.ports.js';
 import { OrderEventsTransport } from './order-events.transport.js';
 import { createOrderEventsTransport, type OrderEventsOverrides } from './order-events.wiring.js';
 import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
@@ -80,18 +86,20 @@ export class OrderEventsTransportModule {
           inject: [
             APP_CONFIG,
             APP_LOGGER,
+            INBOUND_EVENT_CODEC,
             DEAD_LETTER_SINK,
             { token: ORDER_EVENTS_METRICS, optional: true },
           ],
           useFactory: (
             config: AppConfig,
             logger: AppLogger,
+            codec: InboundEventCodec,
             deadLetterSink: DeadLetterSink,
             metrics: OrderEventsMetrics | undefined,
           ): OrderEventsTransport =>
             createOrderEventsTransport(
               config,
-              { deadLetterSink, logger, metrics: metrics ?? NO_METRICS },
+              { codec, deadLetterSink, logger, metrics: metrics ?? NO_METRICS },
               options.overrides,
             ),
         },

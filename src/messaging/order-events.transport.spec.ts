@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../common/logger.js';
+import { orderEventCodec } from '../orders/order-event.codec.js';
 import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
 import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.port.js';
 import { ConsumerStuckError, OrderEventsTransport } from './order-events.transport.js';
@@ -39,6 +40,7 @@ function transportOver(
   const transport = new OrderEventsTransport({
     consumer,
     topic: 'erp.orders.v1',
+    codec: orderEventCodec,
     deadLetterSink: { deadLetter: () => Promise.resolve('stored') },
     logger: silentLogger(),
     stuckAfterMs,

@@ -5,7 +5,9 @@
  * and rebalances, message-processor.ts for parsing, retries and dead letters, and
  * failure-policy.ts for the retry / dead-letter decision).
  *
- * Handlers get the parsed envelope as payload and an OrderEventContext as context. They must
+ * The events' owner injects the codec (INBOUND_EVENT_CODEC, messaging.ports.ts) that reads a
+ * message into an event and builds the handler's context; this folder knows no event type.
+ * Handlers get the decoded payload (the order envelope) and the codec's context. They must
  * be installed with OrderEventExceptionFilter (see order-events.wiring.ts): Nest's default
  * RPC exception filter replaces every error with `{ status: 'error', message }`, which
  * would hide the error class the failure policy decides by.
@@ -20,19 +22,18 @@
  * drains too and is idempotent.
  */
 import type { BeforeApplicationShutdown } from '@nestjs/common';
-import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
+import { Server, type BaseRpcContext, type CustomTransportStrategy } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { AppError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
-import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
 import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
 import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delivery-engine.js';
 import { describeFailure } from './failure-policy.js';
 import { assertHandlerRegistry } from './handler-registry.js';
-import { MessageProcessor, type ParsedOrderEnvelope } from './message-processor.js';
-import type { OrderEventContext } from '../orders/order-event.context.js';
+import { MessageProcessor } from './message-processor.js';
+import type { DecodedEvent, InboundEventCodec } from './messaging.ports.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
 
@@ -44,6 +45,8 @@ export interface OrderEventsTransportOptions {
   readonly consumer: PartitionConsumer;
   /** TOPIC_ORDERS. */
   readonly topic: string;
+  /** Reads the topic's messages into events (INBOUND_EVENT_CODEC, from src/orders). */
+  readonly codec: InboundEventCodec;
   readonly deadLetterSink: DeadLetterSink;
   readonly logger: AppLogger;
   /** MAX_IN_FLIGHT: messages held at once (queued + running). Default 256. */
@@ -171,7 +174,8 @@ export class OrderEventsTransport
     });
     const metrics = options.metrics ?? NO_METRICS;
     const processor = new MessageProcessor({
-      dispatch: (envelope, context) => this.dispatch(envelope, context),
+      codec: options.codec,
+      dispatch: (event, context) => this.dispatch(event, context),
       deadLetterSink: options.deadLetterSink,
       retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
       ...(options.sinkRetry === undefined ? {} : { sinkRetry: options.sinkRetry }),
@@ -333,7 +337,7 @@ export class OrderEventsTransport
   }
 
   private async start(): Promise<void> {
-    assertHandlerRegistry(this.messageHandlers, ORDER_EVENT_TYPES);
+    assertHandlerRegistry(this.messageHandlers, this.options.codec.eventTypes);
     if (this.draining !== undefined) throw new Error('the order-events transport was closed');
     this.setStatus('connecting');
     this.startWatchdog();
@@ -386,15 +390,15 @@ export class OrderEventsTransport
     );
   }
 
-  /** Runs the envelope's handler inside Nest's processing hooks (instrumentation). */
-  private async dispatch(envelope: ParsedOrderEnvelope, context: OrderEventContext): Promise<void> {
-    const handler = this.messageHandlers.get(envelope.type);
-    if (handler === undefined) throw new Error(`no handler registered for ${envelope.type}`);
+  /** Runs the event's handler inside Nest's processing hooks (instrumentation). */
+  private async dispatch(event: DecodedEvent, context: BaseRpcContext): Promise<void> {
+    const handler = this.messageHandlers.get(event.type);
+    if (handler === undefined) throw new Error(`no handler registered for ${event.type}`);
     const outcome = await new Promise<{ failed: boolean; error?: unknown }>((resolve) => {
       const runEndHook = this.createProcessingEndHookRunner(context);
       this.onProcessingStartHook(ORDER_EVENTS_TRANSPORT, context, async () => {
         try {
-          const result: unknown = await handler(envelope, context);
+          const result: unknown = await handler(event.payload, context);
           if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
           resolve({ failed: false });
         } catch (error) {

@@ -24,6 +24,7 @@ import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
 import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka.consumer.js';
+import type { InboundEventCodec } from './messaging.ports.js';
 import { OrderEventExceptionFilter } from './order-event-exception.filter.js';
 import {
   OrderEventsTransport,
@@ -84,7 +85,7 @@ export interface OrderEventsOverrides {
   readonly client?: Partial<KafkaClientOptions>;
   readonly consumer?: Partial<KafkaConsumerOptions>;
   readonly transport?: Partial<
-    Omit<OrderEventsTransportOptions, 'consumer' | 'deadLetterSink' | 'logger'>
+    Omit<OrderEventsTransportOptions, 'consumer' | 'codec' | 'deadLetterSink' | 'logger'>
   >;
 }
 
@@ -92,6 +93,7 @@ export interface OrderEventsOverrides {
 export function createOrderEventsTransport(
   config: OrderEventsConfig,
   deps: {
+    readonly codec: InboundEventCodec;
     readonly deadLetterSink: DeadLetterSink;
     readonly logger: AppLogger;
     readonly metrics?: OrderEventsMetrics;
@@ -110,6 +112,7 @@ export function createOrderEventsTransport(
   return new OrderEventsTransport({
     consumer,
     topic: config.TOPIC_ORDERS,
+    codec: deps.codec,
     deadLetterSink: deps.deadLetterSink,
     logger: deps.logger,
     maxInFlight: config.MAX_IN_FLIGHT,

@@ -245,6 +245,8 @@ export interface OrderEvent<T extends OrderEventType = OrderEventType> {
 }
 
 export type OrderEnvelope = z.output<typeof envelopeSchema>;
+/** An envelope whose type is one of ORDER_EVENT_TYPES (its data not yet checked). */
+export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };
 
 /**
  * One line naming the failing fields and rules ("data.lines.0.taxRate: must be a percentage
@@ -273,10 +275,7 @@ export function summarizeIssues(
  * is not UTF-8 JSON, InvalidEventError when the envelope breaks the contract, the type is
  * not one of ORDER_EVENT_TYPES, or the Kafka key is not the envelope's orderId.
  */
-export function parseOrderEnvelope(
-  value: Buffer | null,
-  key: Buffer | null,
-): OrderEnvelope & { type: OrderEventType } {
+export function parseOrderEnvelope(value: Buffer | null, key: Buffer | null): ParsedOrderEnvelope {
   if (value === null || value.length === 0) throw new InvalidJsonError('message has no value');
   let json: unknown;
   try {

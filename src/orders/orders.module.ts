@@ -9,14 +9,17 @@
  * Needs (global): DataSource (DatabaseModule), APP_CONFIG (ConfigModule), APP_LOGGER
  * (LoggerModule), PAYFLOW_API (PayflowModule, global or passed in `imports`).
  * Exports: the handlers, IN_DOUBT_RESOLVER (the port of src/payments, for the webhook
- * processor), DEAD_LETTER_SINK, TransactionBatcher, ORDERS_OPTIONS.
+ * processor), DEAD_LETTER_SINK, TransactionBatcher, ORDERS_OPTIONS; and, to the whole
+ * application (OrderEventCodecModule is global), INBOUND_EVENT_CODEC: how the generic
+ * order-events transport reads order events.
  */
-import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import { Global, Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { INBOUND_EVENT_CODEC } from '../messaging/messaging.ports.js';
 import { IN_DOUBT_RESOLVER } from '../payments/in-doubt-resolver.port.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
@@ -29,6 +32,7 @@ import { InstallmentAddedHandler } from './installment-added/installment-added.h
 import { InstallmentChangedHandler } from './installment-changed/installment-changed.handler.js';
 import { InstallmentRemovedHandler } from './installment-removed/installment-removed.handler.js';
 import { MarkedPaidHandler } from './marked-paid/marked-paid.handler.js';
+import { orderEventCodec } from './order-event.codec.js';
 import { OrderRepository } from './order.repository.js';
 import { OrdersConsumer } from './orders.consumer.js';
 import {
@@ -66,8 +70,17 @@ export const ORDER_HANDLERS = [
   TerminalReceiptRequestedHandler,
 ] as const;
 
+/** INBOUND_EVENT_CODEC for OrderEventsTransportModule, wherever the application imports it. */
+@Global()
+@Module({
+  providers: [{ provide: INBOUND_EVENT_CODEC, useValue: orderEventCodec }],
+  exports: [INBOUND_EVENT_CODEC],
+})
+export class OrderEventCodecModule {}
+
 @Module({
   imports: [
+    OrderEventCodecModule,
     TransactionBatcherModule,
     DeadLettersModule,
     OutboxWriterModule,

@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { createLogger, silentLogger, type AppLogger } from '../../src/common/logger.js';
 import type { DeadLetter, DeadLetterSink } from '../../src/dead-letters/dead-letter.sink.js';
 import { createKafkaPartitionConsumer } from '../../src/messaging/kafka.consumer.js';
-import type { ParsedOrderEnvelope } from '../../src/messaging/message-processor.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OrderEventContext } from '../../src/orders/order-event.context.js';
@@ -20,7 +19,11 @@ import {
   type OrderEventsTransportOptions,
 } from '../../src/messaging/order-events.transport.js';
 import { createOrderEventsMicroservice } from '../../src/messaging/order-events.wiring.js';
-import { ORDER_EVENT_TYPES } from '../../src/orders/order-event.schema.js';
+import { orderEventCodec } from '../../src/orders/order-event.codec.js';
+import {
+  ORDER_EVENT_TYPES,
+  type ParsedOrderEnvelope,
+} from '../../src/orders/order-event.schema.js';
 import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 
 export const sleep = (ms: number): Promise<void> =>
@@ -216,6 +219,7 @@ export function mockClusterTransport(
   return new OrderEventsTransport({
     consumer,
     topic,
+    codec: orderEventCodec,
     deadLetterSink: sink,
     logger,
     commitIntervalMs: 100,

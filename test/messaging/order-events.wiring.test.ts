@@ -22,9 +22,10 @@ import { ConfigModule } from '../../src/config/config.module.js';
 import { DEAD_LETTER_SINK } from '../../src/dead-letters/dead-letter.sink.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import { OrderEventsTransportModule } from '../../src/messaging/messaging.module.js';
-import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
+import { INBOUND_EVENT_CODEC, type MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { OrderEventsTransport } from '../../src/messaging/order-events.transport.js';
 import { connectOrderEvents } from '../../src/messaging/order-events.wiring.js';
+import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 import {
@@ -106,8 +107,11 @@ describe('OrderEventsTransport: wiring into a hybrid Nest application', () => {
 
     @Global()
     @Module({
-      providers: [{ provide: DEAD_LETTER_SINK, useValue: sink }],
-      exports: [DEAD_LETTER_SINK],
+      providers: [
+        { provide: DEAD_LETTER_SINK, useValue: sink },
+        { provide: INBOUND_EVENT_CODEC, useValue: orderEventCodec },
+      ],
+      exports: [DEAD_LETTER_SINK, INBOUND_EVENT_CODEC],
     })
     class SinkModule {}
 

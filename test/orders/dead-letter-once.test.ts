@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { AppLogger } from '../../src/common/logger.js';
 import { MessageProcessor } from '../../src/messaging/message-processor.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
+import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { anEnvelope, anOrderId, cancelledData, markedPaidData } from '../support/builders.js';
 import { startOrdersTestBed, type OrdersTestBed, type Pipeline } from './support/pipeline.js';
 
@@ -45,9 +46,13 @@ describe('a dead letter delivered again', () => {
     const { logger, lines } = capturingLogger();
     const metrics = new InMemoryOrderEventsMetrics();
     const processor = new MessageProcessor({
-      dispatch: async (envelope, context) => {
+      codec: orderEventCodec,
+      dispatch: async (event, context) => {
         const message = context.getMessage();
-        await pipeline.deliver(envelope, { partition: message.partition, offset: message.offset });
+        await pipeline.deliver(event.payload, {
+          partition: message.partition,
+          offset: message.offset,
+        });
       },
       deadLetterSink: pipeline.sink,
       retry: { maxAttempts: 3, maxDurationMs: 60_000, baseDelayMs: 1, maxDelayMs: 2 },
