@@ -86,6 +86,17 @@ export class OrderShowQuery {
             },
       payments: await this.payments(sql, orderId),
       deadLetters,
+      inDoubtVerdicts: (await this.rows.verdicts(sql, orderId)).map((row) => ({
+        id: row.id,
+        eventId: row.eventId,
+        eventType: row.command,
+        verdict: row.verdict,
+        payflowId: row.payflowId,
+        decidedBy: sanitizeText(row.decidedBy),
+        decidedAt: iso(row.decidedAt),
+        replayedAt: isoOrNull(row.replayedAt),
+        replayedLetters: row.replayedLetters,
+      })),
     };
   }
 
@@ -98,6 +109,7 @@ export class OrderShowQuery {
     const documents = await this.rows.documents(sql, ids);
     const refunds = await this.rows.refunds(sql, ids);
     const history = await this.rows.history(sql, ids);
+    const webhooks = await this.rows.webhooks(sql, ids);
 
     const latestId = payments[payments.length - 1]?.id;
     return payments.map((payment) => {
@@ -159,6 +171,19 @@ export class OrderShowQuery {
             previousProviderStatus: row.previousProviderStatus,
             providerStatus: row.providerStatus,
             status: row.status,
+          })),
+        webhooks: webhooks
+          .filter((row) => row.paymentId === payment.id)
+          .map((row) => ({
+            id: row.id,
+            kind: row.kind,
+            receivedAt: iso(row.receivedAt),
+            lastReceivedAt: iso(row.lastReceivedAt),
+            duplicates: row.duplicates,
+            attempts: row.attempts,
+            processed: row.processedAt !== null,
+            processedAt: isoOrNull(row.processedAt),
+            error: textOrNull(row.lastError),
           })),
       };
     });

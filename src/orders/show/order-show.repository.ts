@@ -1,7 +1,7 @@
 /**
  * The reads of `order show`: an order and everything payflow-bridge knows about it,
  * read-only, rows parsed (zod). Columns are chosen one by one: secrets (api_key_hash,
- * webhook_token) and event payloads are never selected. A read model over the order's
+ * webhook_token), event payloads and webhook bodies and headers are never selected. A read model over the order's
  * tables, kept apart from their repositories because it serves the operator only.
  */
 import { Injectable } from '@nestjs/common';
@@ -81,6 +81,30 @@ const historyRow = z.object({
   previousProviderStatus: z.string().nullable(),
   providerStatus: z.string().nullable(),
   status: z.string().nullable(),
+});
+
+const webhooksRow = z.object({
+  paymentId: z.string(),
+  id: z.string(),
+  kind: z.string(),
+  receivedAt: timestamp,
+  lastReceivedAt: timestamp,
+  duplicates: z.number(),
+  attempts: z.number(),
+  processedAt: timestamp.nullable(),
+  lastError: z.string().nullable(),
+});
+
+const verdictsRow = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  command: z.string(),
+  verdict: z.string(),
+  payflowId: z.string().nullable(),
+  decidedBy: z.string(),
+  decidedAt: timestamp,
+  replayedAt: timestamp.nullable(),
+  replayedLetters: z.number().nullable(),
 });
 
 const deadLettersRow = z.object({
@@ -183,5 +207,29 @@ export class OrderShowRepository {
       [orderId],
     );
     return rows.map((row) => deadLettersRow.parse(row));
+  }
+
+  /** The payments' webhook inbox rows: when, which kind, processed or not (never the body). */
+  async webhooks(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof webhooksRow>[]> {
+    const rows = await sql.query(
+      `SELECT payment_id::text AS "paymentId", id::text AS id, kind, received_at AS "receivedAt",
+              last_received_at AS "lastReceivedAt", duplicates, attempts,
+              processed_at AS "processedAt", last_error AS "lastError"
+         FROM webhook_inbox WHERE payment_id = ANY($1::uuid[]) ORDER BY received_at, id`,
+      [paymentIds],
+    );
+    return rows.map((row) => webhooksRow.parse(row));
+  }
+
+  /** The verdicts of `in-doubt resolve` on the order's calls. */
+  async verdicts(sql: Sql, orderId: string): Promise<z.infer<typeof verdictsRow>[]> {
+    const rows = await sql.query(
+      `SELECT id::text AS id, event_id::text AS "eventId", command, verdict,
+              payflow_id AS "payflowId", decided_by AS "decidedBy", decided_at AS "decidedAt",
+              replayed_at AS "replayedAt", replayed_letters AS "replayedLetters"
+         FROM in_doubt_verdicts WHERE order_id = $1 ORDER BY id`,
+      [orderId],
+    );
+    return rows.map((row) => verdictsRow.parse(row));
   }
 }

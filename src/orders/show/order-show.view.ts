@@ -1,6 +1,6 @@
 /**
- * What `order show` prints: an order, its payments (with installments, documents, refunds
- * and status history) and its dead letters. The view holds only what an operator needs:
+ * What `order show` prints: an order, its payments (with installments, documents, refunds,
+ * status history and webhooks), its dead letters and the verdicts on its calls in doubt. The view holds only what an operator needs:
  * never the per-payment api key (nor its hash), the webhook token, event payloads, emails
  * or phone numbers. Amounts are exact decimal text in the currency's major unit.
  */
@@ -64,6 +64,33 @@ export interface StatusChangeView {
   readonly status: string | null;
 }
 
+/** A webhook Payflow sent about the payment, as the inbox holds it (never its body). */
+export interface WebhookView {
+  readonly id: string;
+  readonly kind: string;
+  readonly receivedAt: string;
+  readonly lastReceivedAt: string;
+  readonly duplicates: number;
+  readonly attempts: number;
+  readonly processed: boolean;
+  readonly processedAt: string | null;
+  readonly error: string | null;
+}
+
+/** A person's verdict on a call in doubt (`in-doubt resolve`). */
+export interface InDoubtVerdictView {
+  readonly id: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  /** payment_found or not_created. */
+  readonly verdict: string;
+  readonly payflowId: string | null;
+  readonly decidedBy: string;
+  readonly decidedAt: string;
+  readonly replayedAt: string | null;
+  readonly replayedLetters: number | null;
+}
+
 export interface PaymentView {
   readonly id: string;
   /** The payment commands act on (the newest). */
@@ -84,6 +111,7 @@ export interface PaymentView {
   readonly documents: readonly DocumentView[];
   readonly refunds: readonly RefundView[];
   readonly statusHistory: readonly StatusChangeView[];
+  readonly webhooks: readonly WebhookView[];
 }
 
 export interface DeadLetterView {
@@ -103,6 +131,7 @@ export interface OrderView {
   readonly order: OrderSummaryView;
   readonly payments: readonly PaymentView[];
   readonly deadLetters: readonly DeadLetterView[];
+  readonly inDoubtVerdicts: readonly InDoubtVerdictView[];
 }
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
@@ -285,6 +314,26 @@ export function renderOrderView(view: OrderView): string {
         '    none',
       ),
     );
+    out.push(
+      ...section(
+        '    Webhooks',
+        payment.webhooks.length === 0
+          ? []
+          : renderTable(
+              ['received', 'kind', 'repeats', 'tries', 'processed', 'error'],
+              payment.webhooks.map((w) => [
+                w.receivedAt,
+                w.kind,
+                String(w.duplicates),
+                String(w.attempts),
+                w.processedAt ?? 'no',
+                show(w.error),
+              ]),
+              '      ',
+            ),
+        '    none',
+      ),
+    );
   }
 
   out.push('');
@@ -303,6 +352,25 @@ export function renderOrderView(view: OrderView): string {
           String(d.attempts),
           d.replayedAt ?? 'no',
           d.error,
+        ]),
+      ),
+    );
+  }
+  out.push('');
+  out.push(`In-doubt verdicts (${view.inDoubtVerdicts.length})`);
+  if (view.inDoubtVerdicts.length === 0) out.push('  none');
+  else {
+    out.push(
+      ...renderTable(
+        ['#', 'decided', 'by', 'event type', 'verdict', 'Payflow id', 'republished'],
+        view.inDoubtVerdicts.map((v) => [
+          v.id,
+          v.decidedAt,
+          v.decidedBy,
+          v.eventType,
+          v.verdict,
+          show(v.payflowId),
+          v.replayedAt === null ? 'not yet' : `${v.replayedLetters ?? 0} at ${v.replayedAt}`,
         ]),
       ),
     );
