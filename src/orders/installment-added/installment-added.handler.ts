@@ -52,10 +52,10 @@ export class InstallmentAddedHandler {
         return { state: { target, installment }, paymentId: target.payment.id };
       },
       call: ({ target, installment }, signal) =>
-        payflow.createInstallment(target.payment.payflowId, installment.input, {
-          ...callOptions(target, signal),
-          currency: target.payment.currency,
-        }),
+        payflow.installment(
+          { action: 'create', paymentId: target.payment.payflowId, input: installment.input },
+          { ...callOptions(target, signal), currency: target.payment.currency },
+        ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           payments.addToTotal(target.payment.id, result.grossAmountMinor),

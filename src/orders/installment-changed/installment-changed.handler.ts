@@ -61,10 +61,15 @@ export class InstallmentChangedHandler {
         return { state: { target, installment, input }, paymentId: target.payment.id };
       },
       call: ({ target, installment, input }, signal) =>
-        payflow.updateInstallment(target.payment.payflowId, installment.payflowId, input, {
-          ...callOptions(target, signal),
-          currency: target.payment.currency,
-        }),
+        payflow.installment(
+          {
+            action: 'update',
+            paymentId: target.payment.payflowId,
+            installmentId: installment.payflowId,
+            input,
+          },
+          { ...callOptions(target, signal), currency: target.payment.currency },
+        ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           installments.change(installment.id, result.date, result.grossAmountMinor, result.status),

@@ -52,10 +52,14 @@ export class InstallmentRemovedHandler {
         return { state: { target, installment }, paymentId: target.payment.id };
       },
       call: ({ target, installment }, signal) =>
-        payflow.deleteInstallment(target.payment.payflowId, installment.payflowId, {
-          ...callOptions(target, signal),
-          currency: target.payment.currency,
-        }),
+        payflow.installment(
+          {
+            action: 'delete',
+            paymentId: target.payment.payflowId,
+            installmentId: installment.payflowId,
+          },
+          { ...callOptions(target, signal), currency: target.payment.currency },
+        ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           installments.remove(installment.id, result.status),
