@@ -7,6 +7,9 @@ import { OrderPipeline1763780400000 } from './1763780400000-OrderPipeline.js';
 import { WebhookInbox1763787600000 } from './1763787600000-WebhookInbox.js';
 import { Settlements1763794800000 } from './1763794800000-Settlements.js';
 import { CommandAttemptSentAt1763866800000 } from './1763866800000-CommandAttemptSentAt.js';
+import { OutboxLanes1763960400000 } from './1763960400000-OutboxLanes.js';
+import { PaymentTraceHeaders1763974800000 } from './1763974800000-PaymentTraceHeaders.js';
+import { InDoubtVerdicts1764046800000 } from './1764046800000-InDoubtVerdicts.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -14,4 +17,6 @@ export const MIGRATIONS = [
   WebhookInbox1763787600000,
   Settlements1763794800000,
   CommandAttemptSentAt1763866800000,
+  OutboxLanes1763960400000,
+  InDoubtVerdicts1764046800000,
 ];

@@ -4,7 +4,7 @@ import { Wakeup } from './wakeup.js';
 describe('Wakeup', () => {
   it('waits the full time when nobody wakes it', async () => {
     const started = Date.now();
-    await new Wakeup().wait(60);
+    expect(await new Wakeup().wait(60)).toBe(false);
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);
   });
 
@@ -12,12 +12,12 @@ describe('Wakeup', () => {
     const wakeup = new Wakeup();
     const started = Date.now();
     setTimeout(() => wakeup.wake(), 10);
-    await wakeup.wait(5_000);
+    expect(await wakeup.wait(5_000)).toBe(true);
     expect(Date.now() - started).toBeLessThan(1_000);
 
     wakeup.wake();
     const again = Date.now();
-    await wakeup.wait(5_000);
+    expect(await wakeup.wait(5_000)).toBe(true);
     expect(Date.now() - again).toBeLessThan(50);
     // The early wake-up is used up: the next wait runs its course.
     const third = Date.now();

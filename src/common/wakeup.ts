@@ -3,7 +3,10 @@
  * sleeps between passes and whoever just committed work for it cuts the sleep short.
  */
 
-/** `wait` resolves after `ms`, or at once when `wake` was called (before or during it). */
+/**
+ * `wait` resolves after `ms` (with false), or at once when `wake` was called before or
+ * during it (with true).
+ */
 export class Wakeup {
   private pending = false;
   private release: (() => void) | null = null;
@@ -18,19 +21,19 @@ export class Wakeup {
     }
   }
 
-  wait(ms: number): Promise<void> {
+  wait(ms: number): Promise<boolean> {
     if (this.pending) {
       this.pending = false;
-      return Promise.resolve();
+      return Promise.resolve(true);
     }
-    return new Promise<void>((resolve) => {
+    return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.release = null;
-        resolve();
+        resolve(false);
       }, ms);
       this.release = () => {
         clearTimeout(timer);
-        resolve();
+        resolve(true);
       };
     });
   }

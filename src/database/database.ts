@@ -6,6 +6,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { PgListener, type ListenHandle, type ListenSubscriber } from './pg-listener.js';
+
+export type { ListenHandle, ListenSubscriber } from './pg-listener.js';
 
 /** A connection checked out of the pool, for code that must hold one (session locks, LISTEN). */
 export type PoolClient = pg.PoolClient;
@@ -98,6 +101,14 @@ export class Database {
     }
     this.pool = master;
     this.sql = sqlOf(master);
+  }
+
+  /**
+   * Delivers the NOTIFYs of `subscriber.channel` through the process's one LISTENing
+   * connection (PgListener). Resolves once LISTENed to (or the first attempt failed).
+   */
+  listen(subscriber: ListenSubscriber): Promise<ListenHandle> {
+    return PgListener.of(this.pool).subscribe(subscriber);
   }
 
   /** Answers when the database does (a readiness probe); rejects otherwise. */

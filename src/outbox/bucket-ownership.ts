@@ -4,14 +4,14 @@
  * fair share (buckets / running relays, counted through a shared "member" lock) and, at
  * every rebalance, gives back what is above it and tries to take buckets nobody owns. A
  * replica that dies loses its session and with it its locks, and the others take its
- * buckets over. The same connection LISTENs for the other replicas' wake-ups.
+ * buckets over. (Wake-ups arrive on the process's shared LISTEN connection, not here.)
  *
  * Ownership only spreads the work: order per key is kept by the fence every publishing
  * transaction takes (RelayLockRepository.fence), whoever owns the bucket.
  */
 import { describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
-import { sqlOf, type Notification, type PoolClient } from '../database/database.js';
+import { sqlOf, type PoolClient } from '../database/database.js';
 import { OUTBOX_BUCKETS } from './outbox.repository.js';
 import type { RelayLockRepository } from './relay-locks.repository.js';
 
@@ -21,8 +21,6 @@ export interface BucketOwnershipOptions {
   readonly locks: RelayLockRepository;
   /** Whether the relay runs: a stopped relay claims nothing. */
   readonly isRunning: () => boolean;
-  /** A NOTIFY arrived on the lock connection. */
-  readonly onNotification: (message: Notification) => void;
   /** `bucket` was given back (above the fair share): forget its state. */
   readonly onDisowned: (bucket: number) => void;
   readonly logger: AppLogger;
@@ -46,15 +44,17 @@ export class BucketOwnership {
   }
 
   /**
-   * Gives back buckets above the fair share and claims free ones up to it. Never throws:
-   * a failure is logged and the lock connection dropped (its locks go with it).
+   * Gives back buckets above the fair share and claims free ones up to it; says what
+   * changed. Never throws: a failure is logged and the lock connection dropped (its locks
+   * go with it).
    */
-  async rebalance(): Promise<void> {
+  async rebalance(): Promise<{ gained: number; given: number }> {
     try {
-      await this.claimFairShare();
+      return await this.claimFairShare();
     } catch (error) {
       this.options.logger.warn({ error: describeError(error) }, 'outbox bucket rebalance failed');
       this.drop(error);
+      return { gained: 0, given: 0 };
     }
   }
 
@@ -64,7 +64,6 @@ export class BucketOwnership {
     this.lockClient = null;
     this.owned.clear();
     if (!client) return;
-    client.removeAllListeners('notification');
     try {
       await this.options.locks.leave(client);
       client.release();
@@ -73,8 +72,8 @@ export class BucketOwnership {
     }
   }
 
-  private async claimFairShare(): Promise<void> {
-    if (!this.options.isRunning()) return;
+  private async claimFairShare(): Promise<{ gained: number; given: number }> {
+    if (!this.options.isRunning()) return { gained: 0, given: 0 };
     const { locks } = this.options;
     const client = await this.lockConnection();
     const sql = sqlOf(client);
@@ -89,21 +88,25 @@ export class BucketOwnership {
       this.owned.delete(bucket);
       this.options.onDisowned(bucket);
     }
-    if (this.owned.size >= fairShare) return;
+    let gained = 0;
+    if (this.owned.size >= fairShare) return { gained, given: excess.length };
 
     const taken = await locks.ownedByAnyone(sql);
     for (let i = 0; i < OUTBOX_BUCKETS && this.owned.size < fairShare; i++) {
       const bucket = (this.firstBucket + i) % OUTBOX_BUCKETS;
       if (taken.has(bucket) || this.owned.has(bucket)) continue;
-      if ((await locks.tryOwn(sql, bucket)) && live()) this.owned.add(bucket);
+      if ((await locks.tryOwn(sql, bucket)) && live()) {
+        this.owned.add(bucket);
+        gained += 1;
+      }
     }
+    return { gained, given: excess.length };
   }
 
-  /** The dedicated connection that holds this replica's session locks and LISTENs. */
+  /** The dedicated connection that holds this replica's session locks. */
   private async lockConnection(): Promise<PoolClient> {
     if (this.lockClient) return this.lockClient;
     const client = await this.options.pool.connect();
-    client.on('notification', (message: Notification) => this.options.onNotification(message));
     client.on('error', (error: Error) => {
       if (this.lockClient !== client) return;
       this.options.logger.warn(

@@ -19,9 +19,18 @@
  * batch again: consumers dedupe on the envelope's `eventId`. In the steady state (no
  * crash, no failed commit) every row is published exactly once.
  *
- * Latency. The relay sleeps between passes (`busyPollMs` after a pass that published,
- * `idlePollMs` otherwise) and `notify()` wakes it at once: writers call it after their
- * transaction committed (RelayWakeup also wakes the other replicas).
+ * Lanes. Each topic of a bucket is a lane: a pass takes up to `batchSize` rows of every
+ * topic of a bucket and at most `bulkBatchSize` rows of the bulk topics (the settlement
+ * events) over all buckets, so a status event waits for at most one pass's send, never
+ * for a settlement night of 100,000 rows. Order is kept per key within a topic.
+ *
+ * Latency and idling. The relay sleeps between passes (`busyPollMs` after a pass that
+ * published) and `notify()` wakes it at once: writers call it after their transaction
+ * committed (RelayWakeup also wakes the other replicas by NOTIFY, which the process's one
+ * LISTEN connection delivers). An idle relay sleeps `idlePollMs` (30 s): its idle pass is
+ * the safety net for rows nobody announced, and bucket ownership, revisited every
+ * `rebalanceIntervalMs` while rows flow, is revisited with it, or at once when a relay
+ * joins or leaves. While the LISTEN connection is down it polls every `deafPollMs`.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../common/logger.module.js';
@@ -29,7 +38,7 @@ import { silentLogger, type AppLogger } from '../common/logger.js';
 import { describeError } from '../common/app-error.js';
 import { backoffDelay } from '../common/backoff.js';
 import { sleep, withinOrUndefined } from '../common/sleep.js';
-import { Database } from '../database/database.js';
+import { Database, type ListenHandle } from '../database/database.js';
 import {
   MESSAGE_PRODUCER,
   type MessageProducer,
@@ -42,11 +51,17 @@ import {
   OutboxRepository,
   type PendingOutboxMessage,
 } from './outbox.repository.js';
-import { RelayLockRepository } from './relay-locks.repository.js';
+import {
+  RELAY_SIGNAL,
+  RelayLockRepository,
+  OUTBOX_NOTIFY_CHANNEL,
+} from './relay-locks.repository.js';
+import { RelaySchedule } from './relay-schedule.js';
 import { RelayWakeup } from './relay-wakeup.js';
 import {
   OUTBOX_RELAY_METRICS,
   OUTBOX_RELAY_OPTIONS,
+  passLanes,
   relaySettings,
   type OutboxFlushOptions,
   type OutboxFlushResult,
@@ -82,10 +97,10 @@ export class OutboxRelay implements OutboxFlusher {
   private running = false;
   private loopDone: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
-  private nextRebalanceAt = 0;
+  private readonly schedule: RelaySchedule;
   private nextPruneAt = 0;
-  private nextMetricsAt = 0;
   private maintenance: Promise<void> | null = null;
+  private listenHandle: ListenHandle | null = null;
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -96,6 +111,7 @@ export class OutboxRelay implements OutboxFlusher {
     @Optional() @Inject(APP_LOGGER) logger?: AppLogger,
   ) {
     this.settings = relaySettings(options ?? {});
+    this.schedule = new RelaySchedule(this.settings, () => this.listenHandle?.listening === true);
     this.metrics = metrics ?? {};
     this.logger = (logger ?? silentLogger()).child({ component: 'outbox-relay' });
     const isRunning = (): boolean => this.running;
@@ -104,6 +120,7 @@ export class OutboxRelay implements OutboxFlusher {
       locks: this.locks,
       throttleMs: this.settings.notifyThrottleMs,
       isRunning,
+      onMembersChanged: () => this.schedule.askRebalance(),
       logger: this.logger,
     });
     this.backoff = new BucketBackoff({
@@ -116,7 +133,6 @@ export class OutboxRelay implements OutboxFlusher {
       pool: database.pool,
       locks: this.locks,
       isRunning,
-      onNotification: (message) => this.wakeup.received(message),
       onDisowned: (bucket) => this.backoff.forget(bucket),
       logger: this.logger,
     });
@@ -136,10 +152,13 @@ export class OutboxRelay implements OutboxFlusher {
     if (this.stopping) await this.stopping;
     if (this.running) return;
     this.running = true;
-    this.nextRebalanceAt = 0;
+    this.schedule.reset();
     this.nextPruneAt = Date.now() + Math.min(60_000, this.settings.pruneIntervalMs);
-    this.nextMetricsAt = 0;
-    const claimed = this.rebalance();
+    const claimed = this.listen().then(async () => {
+      await this.rebalance();
+      // The others give back what is above their new fair share, then take what is free.
+      await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
+    });
     this.loopDone = claimed.then(() => this.loop());
     await claimed;
     this.logger.debug({ buckets: this.ownedBuckets() }, 'outbox relay started');
@@ -163,7 +182,11 @@ export class OutboxRelay implements OutboxFlusher {
       );
       this.metrics.bucketsOwned?.(0);
       this.wakeup.reset();
+      const owned = this.ownership.size;
       await this.ownership.release();
+      if (owned > 0) await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
+      await this.listenHandle?.close().catch(() => undefined);
+      this.listenHandle = null;
       this.loopDone = null;
       this.logger.debug('outbox relay stopped');
     })();
@@ -179,6 +202,7 @@ export class OutboxRelay implements OutboxFlusher {
    * just committed to the outbox. Cheap (throttled); call it after every such commit.
    */
   notify(): void {
+    this.schedule.active();
     this.wakeup.notify();
   }
 
@@ -206,7 +230,8 @@ export class OutboxRelay implements OutboxFlusher {
       if (remaining === 0) return { drained: true, published, remaining: 0 };
       if (left <= 0) return { drained: false, published, remaining };
 
-      const round = this.publishBuckets(pending.map((row) => row.bucket)).catch(
+      const round = this.publishBuckets(pending.map((row) => row.bucket)).then(
+        (pass) => pass.outcomes,
         (error: unknown) => {
           const failed: BatchOutcome = { kind: 'failed', error };
           for (const row of pending) this.backoff.record(row.bucket, failed);
@@ -249,44 +274,58 @@ export class OutboxRelay implements OutboxFlusher {
     return this.outbox.pendingStats(this.database.sql);
   }
 
+  /** Hears the relays' channel on the process's shared LISTEN connection. */
+  private async listen(): Promise<void> {
+    try {
+      this.listenHandle = await this.database.listen({
+        channel: OUTBOX_NOTIFY_CHANNEL,
+        onNotify: (payload) => {
+          this.schedule.active();
+          this.wakeup.received(payload);
+        },
+        onReconnect: () => {
+          // NOTIFYs may have been missed while the connection was down: look now.
+          this.schedule.askRebalance();
+          this.wakeup.wake();
+        },
+      });
+    } catch (error) {
+      this.logger.warn({ error: describeError(error) }, 'outbox relay cannot LISTEN; it polls');
+    }
+  }
+
   private async loop(): Promise<void> {
     while (this.running) {
       try {
-        const now = Date.now();
-        if (now >= this.nextRebalanceAt) await this.rebalance();
-        this.startMaintenance(now);
-
+        this.startMaintenance(Date.now());
         const pass = await this.publishOwned();
         if (!this.running) break;
+        if (pass.rows > 0) this.schedule.active();
+        if (this.schedule.takeRebalance()) {
+          const changed = await this.rebalance();
+          if (changed.given > 0) await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
+          if (changed.gained > 0) continue;
+        }
         if (pass.more) {
           // Full batches: go on at once, but let other work of the process run first.
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
-        await this.wakeup.wait(this.pauseAfter(pass.published));
+        const retryAt = this.backoff.nextRetryAt(this.ownership.buckets(), Date.now());
+        await this.wakeup.wait(this.schedule.pauseAfter(pass.published, retryAt));
       } catch (error) {
         // Every step catches its own failures; this only keeps an unforeseen one from
         // ending the loop.
         this.logger.error({ error: describeError(error) }, 'outbox relay pass failed');
-        await this.wakeup.wait(this.settings.idlePollMs);
+        await this.wakeup.wait(this.schedule.idlePause());
       }
     }
   }
 
-  private async rebalance(): Promise<void> {
-    this.nextRebalanceAt = Date.now() + this.settings.rebalanceIntervalMs;
-    await this.ownership.rebalance();
+  private async rebalance(): Promise<{ gained: number; given: number }> {
+    const changed = await this.ownership.rebalance();
     this.metrics.bucketsOwned?.(this.ownership.size);
-  }
-
-  /** Idle or busy pause, cut short by the next due retry or rebalance. */
-  private pauseAfter(published: number): number {
-    const now = Date.now();
-    let until = now + (published > 0 ? this.settings.busyPollMs : this.settings.idlePollMs);
-    const retryAt = this.backoff.nextRetryAt(this.ownership.buckets(), now);
-    if (retryAt !== undefined) until = Math.min(until, retryAt);
-    until = Math.min(until, Math.max(now, this.nextRebalanceAt));
-    return until - now;
+    return changed;
   }
 
   /**
@@ -296,41 +335,49 @@ export class OutboxRelay implements OutboxFlusher {
    * off. One transaction and one send a pass instead of one a bucket: a row waits for at
    * most one send round, not for a round per group of buckets.
    */
-  private async publishOwned(): Promise<{ published: number; more: boolean }> {
+  private async publishOwned(): Promise<{ published: number; rows: number; more: boolean }> {
     const now = Date.now();
     const due = this.ownedBuckets().filter((bucket) => this.backoff.isDue(bucket, now));
-    if (due.length === 0) return { published: 0, more: false };
+    if (due.length === 0) return { published: 0, rows: 0, more: false };
     let outcomes: Map<number, BatchOutcome>;
+    let full = false;
     try {
-      outcomes = await this.publishBuckets(due);
+      const pass = await this.publishBuckets(due);
+      outcomes = pass.outcomes;
+      full = pass.full;
     } catch (error) {
       // The transaction failed (a lost connection, a failed commit): every row stays pending.
       outcomes = new Map(due.map((bucket) => [bucket, { kind: 'failed', error }]));
       for (const [bucket, outcome] of outcomes) this.backoff.record(bucket, outcome);
     }
     let published = 0;
-    let more = false;
+    let rows = 0;
     for (const [bucket, outcome] of outcomes) {
       if (outcome.kind !== 'failed') this.backoff.record(bucket, outcome);
-      if (outcome.kind === 'published') {
-        published += outcome.count;
-        if (outcome.count >= this.settings.batchSize) more = true;
-      }
+      if (outcome.kind === 'published') published += outcome.count;
+      if (outcome.kind === 'published' || outcome.kind === 'failed') rows += 1;
     }
-    return { published, more };
+    return { published, rows, more: full && published > 0 };
   }
 
-  private publishBuckets(due: readonly number[]): Promise<Map<number, BatchOutcome>> {
-    return this.database.transaction(async (tx) => {
+  /**
+   * One pass's transaction over `due`; `full` when a lane of a bucket filled its limit
+   * (more rows are waiting).
+   */
+  private async publishBuckets(
+    due: readonly number[],
+  ): Promise<{ outcomes: Map<number, BatchOutcome>; full: boolean }> {
+    let full = false;
+    const outcomes = await this.database.transaction(async (tx) => {
       const outcomes = new Map<number, BatchOutcome>();
       const buckets = await this.locks.fence(tx, due);
       for (const bucket of due) outcomes.set(bucket, { kind: 'busy' });
       if (buckets.length === 0) return outcomes;
       const byBucket = new Map<number, PendingOutboxMessage[]>();
       for (const bucket of buckets) byBucket.set(bucket, []);
-      for (const row of await this.outbox.lockPending(tx, buckets, this.settings.batchSize)) {
-        byBucket.get(row.bucket)?.push(row);
-      }
+      const pending = await this.outbox.lockPending(tx, buckets, passLanes(this.settings, buckets));
+      full = pending.full;
+      for (const row of pending.rows) byBucket.get(row.bucket)?.push(row);
       // One send for the whole pass: kafkajs makes one produce request per leader of each
       // send() and does not linger, so a send per bucket multiplied the requests by 16.
       // Nearly every bucket has rows on every broker, so a failure is the pass's anyway.
@@ -362,16 +409,17 @@ export class OutboxRelay implements OutboxFlusher {
       }
       return outcomes;
     });
+    return { outcomes, full };
   }
 
   /** Prune and metrics sampling run beside the publishing loop, one at a time. */
   private startMaintenance(now: number): void {
     if (this.maintenance) return;
     const prune = now >= this.nextPruneAt;
-    const sample = this.metrics.pending !== undefined && now >= this.nextMetricsAt;
+    // While idle the gauges are sampled with the idle pass only: nothing moves them.
+    const sample = this.metrics.pending !== undefined && this.schedule.takeMetrics();
     if (!prune && !sample) return;
     if (prune) this.nextPruneAt = now + this.settings.pruneIntervalMs;
-    if (sample) this.nextMetricsAt = now + this.settings.metricsIntervalMs;
     this.maintenance = (async () => {
       if (prune) {
         await this.prune().catch((error: unknown) => {

@@ -3,9 +3,56 @@
  * of their Kafka key so that one relay at a time publishes a key's rows, in id order.
  */
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Sql } from '../database/database.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
+import { OUTBOX_NOTIFY_CHANNEL } from './relay-locks.repository.js';
+
+export const OUTBOX_REPOSITORY_OPTIONS = Symbol('OUTBOX_REPOSITORY_OPTIONS');
+
+export interface OutboxRepositoryOptions {
+  /**
+   * NOTIFY the relays inside every transaction that adds rows, so that they wake when it
+   * commits. For writers with no relay in their process (the CLI). The worker's writers
+   * wake their own relay after the commit instead (RelayWakeup says why).
+   */
+  readonly notifyInTransaction?: boolean;
+}
+
+/** How a pass takes each bucket's rows: every topic is a lane, bulk topics get fewer. */
+export interface OutboxLanes {
+  /** Rows per topic of a bucket. */
+  readonly limit: number;
+  /** Topics whose rows come in bulk (settlement events). */
+  readonly bulkTopics: readonly string[];
+  /** Rows per bulk topic of a bucket. */
+  readonly bulkLimit: number;
+}
+
+/**
+ * The pending topics of each bucket, found by a loose index scan of
+ * outbox_pending_lane_idx (one probe per topic, however many rows wait), then each topic's
+ * oldest rows: a status event waits behind its own topic's rows only.
+ */
+const LOCK_PENDING = `
+  WITH RECURSIVE lanes (bucket, topic) AS (
+    SELECT b.bucket, (SELECT min(o.topic) FROM outbox o
+                       WHERE o.published_at IS NULL AND o.bucket = b.bucket)
+      FROM unnest($1::smallint[]) AS b (bucket)
+    UNION ALL
+    SELECT l.bucket, (SELECT min(o.topic) FROM outbox o
+                       WHERE o.published_at IS NULL AND o.bucket = l.bucket AND o.topic > l.topic)
+      FROM lanes l WHERE l.topic IS NOT NULL)
+  SELECT r.id, r.bucket, r.topic, r.key, r.value, r.headers
+    FROM lanes l
+   CROSS JOIN LATERAL (
+         SELECT id, bucket, topic, key, value, headers FROM outbox
+          WHERE published_at IS NULL AND outbox.bucket = l.bucket AND outbox.topic = l.topic
+          ORDER BY id
+          LIMIT CASE WHEN l.topic = ANY($3::text[]) THEN $4::int ELSE $2::int END
+          FOR UPDATE SKIP LOCKED) AS r
+   WHERE l.topic IS NOT NULL
+   ORDER BY r.id`;
 
 /** Outbox buckets: one relay at a time owns a bucket, so each key's messages keep their order. */
 export const OUTBOX_BUCKETS = 16;
@@ -36,6 +83,12 @@ export function outboxKeyText(key: string | Buffer | null): string | null {
  */
 @Injectable()
 export class OutboxRepository {
+  private readonly notifyInTransaction: boolean;
+
+  constructor(@Optional() @Inject(OUTBOX_REPOSITORY_OPTIONS) options?: OutboxRepositoryOptions) {
+    this.notifyInTransaction = options?.notifyInTransaction ?? false;
+  }
+
   /** Adds messages in the caller's transaction; they are published after it commits. */
   async add(tx: Sql, messages: readonly OutboundMessage[]): Promise<void> {
     if (messages.length === 0) return;
@@ -59,14 +112,22 @@ export class OutboxRepository {
        SELECT * FROM unnest($1::smallint[], $2::text[], $3::text[], $4::bytea[], $5::jsonb[])`,
       [buckets, topics, keys, values, headers],
     );
+    if (this.notifyInTransaction) {
+      // Postgres sends one NOTIFY per transaction however many adds ask for it.
+      await tx.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
+    }
   }
 
-  /** Each given bucket's oldest unpublished messages (up to `limit` a bucket), locked for this transaction. */
+  /**
+   * Each given bucket's oldest unpublished messages, per topic (`lanes.limit` rows of a
+   * topic, `lanes.bulkLimit` of a bulk topic), locked for this transaction, in id order;
+   * `full` when a lane reached its limit (more rows wait).
+   */
   async lockPending(
     tx: Sql,
     buckets: readonly number[],
-    limit: number,
-  ): Promise<PendingOutboxMessage[]> {
+    lanes: OutboxLanes,
+  ): Promise<{ rows: PendingOutboxMessage[]; full: boolean }> {
     const rows = await tx.query<{
       id: string;
       bucket: number;
@@ -74,17 +135,18 @@ export class OutboxRepository {
       key: string | null;
       value: Buffer;
       headers: Record<string, string>;
-    }>(
-      `SELECT o.id, o.bucket, o.topic, o.key, o.value, o.headers
-         FROM unnest($1::smallint[]) AS b (bucket)
-        CROSS JOIN LATERAL (
-              SELECT id, bucket, topic, key, value, headers FROM outbox
-               WHERE published_at IS NULL AND outbox.bucket = b.bucket
-               ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED) AS o
-        ORDER BY o.id`,
-      [buckets, limit],
-    );
-    return rows;
+    }>(LOCK_PENDING, [buckets, lanes.limit, lanes.bulkTopics, lanes.bulkLimit]);
+    const perLane = new Map<string, number>();
+    let full = false;
+    for (const row of rows) {
+      const lane = `${row.bucket}/${row.topic}`;
+      const count = (perLane.get(lane) ?? 0) + 1;
+      perLane.set(lane, count);
+      if (count >= (lanes.bulkTopics.includes(row.topic) ? lanes.bulkLimit : lanes.limit)) {
+        full = true;
+      }
+    }
+    return { rows, full };
   }
 
   async markPublished(tx: Sql, ids: readonly string[]): Promise<void> {

@@ -25,8 +25,12 @@ export const RELAY_LOCK_NAMESPACE = {
   MEMBERS: 0x6f627803,
 } as const;
 
-/** The Postgres channel on which relays wake each other. */
+/** The Postgres channel on which relays (and writers without a relay) wake the relays. */
 export const OUTBOX_NOTIFY_CHANNEL = 'payflow_outbox_relay';
+
+/** NOTIFY payloads on the channel: rows were committed, or the relays' membership changed. */
+export const RELAY_SIGNAL = { ROWS: '', MEMBERS: 'members' } as const;
+export type RelaySignal = (typeof RELAY_SIGNAL)[keyof typeof RELAY_SIGNAL];
 
 @Injectable()
 export class RelayLockRepository {
@@ -84,22 +88,23 @@ export class RelayLockRepository {
     ]);
   }
 
-  /** Counts the session of `client` as a running relay and LISTENs for wake-ups on it. */
+  /** Counts the session of `client` as a running relay. */
   async join(client: PoolClient): Promise<void> {
     await client.query('SELECT pg_advisory_lock_shared($1::int, 0)', [
       RELAY_LOCK_NAMESPACE.MEMBERS,
     ]);
-    await client.query(`LISTEN ${OUTBOX_NOTIFY_CHANNEL}`);
   }
 
-  /** Stops listening and releases every lock of the session of `client`. */
+  /** Releases every lock of the session of `client`. */
   async leave(client: PoolClient): Promise<void> {
-    await client.query('UNLISTEN *');
     await client.query('SELECT pg_advisory_unlock_all()');
   }
 
-  /** Wakes every relay LISTENing on the channel. */
-  async notify(sql: Sql): Promise<void> {
-    await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, '']);
+  /**
+   * Wakes every relay LISTENing on the channel. In a transaction, the NOTIFY is delivered
+   * when it commits (and not at all when it rolls back).
+   */
+  async notify(sql: Sql, signal: RelaySignal = RELAY_SIGNAL.ROWS): Promise<void> {
+    await sql.query('SELECT pg_notify($1, $2)', [OUTBOX_NOTIFY_CHANNEL, signal]);
   }
 }

@@ -3,13 +3,22 @@
  * relay of this process wakes at once, and the relays of the other replicas through a
  * Postgres NOTIFY, because the rows may sit in a bucket another replica owns. NOTIFYs are
  * throttled (one at the start of a window of `throttleMs`, one at its end if more calls
- * came), so a burst of commits costs two statements, not one per commit.
+ * came), so a burst of commits costs two statements, not one per commit. The NOTIFY is
+ * sent after the writer's commit rather than inside its transaction on purpose: Postgres
+ * serializes the commits of transactions that NOTIFY (a global lock held through the
+ * commit), which would queue the hot path's commits behind one another. Writers without a
+ * relay in their process (the CLI) NOTIFY inside their transaction instead
+ * (OutboxRepository's `notifyInTransaction`).
  */
 import { describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
 import { Wakeup } from '../common/wakeup.js';
-import type { Notification, Sql } from '../database/database.js';
-import { OUTBOX_NOTIFY_CHANNEL, type RelayLockRepository } from './relay-locks.repository.js';
+import type { Sql } from '../database/database.js';
+import {
+  RELAY_SIGNAL,
+  type RelayLockRepository,
+  type RelaySignal,
+} from './relay-locks.repository.js';
 
 export interface RelayWakeupOptions {
   readonly sql: Sql;
@@ -18,6 +27,8 @@ export interface RelayWakeupOptions {
   readonly throttleMs: number;
   /** Whether the relay runs: a stopped relay is not woken and sends nothing. */
   readonly isRunning: () => boolean;
+  /** A relay joined or left (or gave buckets back): revisit bucket ownership soon. */
+  readonly onMembersChanged: () => void;
   readonly logger: AppLogger;
 }
 
@@ -28,8 +39,11 @@ export class RelayWakeup {
 
   constructor(private readonly options: RelayWakeupOptions) {}
 
-  /** Sleeps up to `ms`; returns at once when woken meanwhile (or since the last wait). */
-  wait(ms: number): Promise<void> {
+  /**
+   * Sleeps up to `ms`; returns at once when woken meanwhile (or since the last wait).
+   * Resolves true when woken, false when the time ran out.
+   */
+  wait(ms: number): Promise<boolean> {
     return this.local.wait(ms);
   }
 
@@ -50,9 +64,18 @@ export class RelayWakeup {
     this.sendNotify();
   }
 
-  /** What the relay's LISTENing connection received. */
-  received(message: Notification): void {
-    if (message.channel === OUTBOX_NOTIFY_CHANNEL && this.options.isRunning()) this.local.wake();
+  /** A NOTIFY on the relays' channel (the process's LISTEN connection received it). */
+  received(payload: string): void {
+    if (!this.options.isRunning()) return;
+    if (payload === RELAY_SIGNAL.MEMBERS) this.options.onMembersChanged();
+    this.local.wake();
+  }
+
+  /** Tells every relay (this one too) that membership changed. Never throws. */
+  async announce(signal: RelaySignal): Promise<void> {
+    await this.options.locks.notify(this.options.sql, signal).catch((error: unknown) => {
+      this.options.logger.debug({ error: describeError(error) }, 'outbox NOTIFY failed');
+    });
   }
 
   /** Forgets a pending trailing NOTIFY (the relay stops). */

@@ -3,16 +3,34 @@
  * apart from the relay itself so that the application, the metrics module and the CLI can
  * name them without the relay's machinery.
  */
+import type { OutboxLanes } from './outbox.repository.js';
 
 export interface OutboxRelayOptions {
   /** Rows per batch (one producer.send, one transaction). Default 500. */
   readonly batchSize?: number;
   /** Pause after a pass that published something. Default 50 ms. */
   readonly busyPollMs?: number;
-  /** Pause after a pass that found nothing (`notify()` cuts it short). Default 500 ms. */
+  /**
+   * Pause after a pass that found nothing, while the relay LISTENs for wake-ups: the
+   * safety net that finds rows nobody announced. `notify()`, another replica's NOTIFY and
+   * a writer's NOTIFY cut it short. Default 30 s.
+   */
   readonly idlePollMs?: number;
-  /** How often bucket ownership is revisited (take free buckets, give back extra ones). Default 2 s. */
+  /** The same while the LISTENing connection is down (wake-ups from elsewhere are lost). Default 500 ms. */
+  readonly deafPollMs?: number;
+  /**
+   * How often bucket ownership is revisited (take free buckets, give back extra ones)
+   * while rows flow. An idle relay revisits it with its idle pass instead, and at once
+   * when a relay joins or leaves (they say so by NOTIFY). Default 2 s.
+   */
   readonly rebalanceIntervalMs?: number;
+  /**
+   * Topics whose rows come in bulk (the nightly settlement events): they have a lane of
+   * their own, so that a large night never delays a status event. Default none.
+   */
+  readonly bulkTopics?: readonly string[];
+  /** Most rows of the bulk topics a pass publishes, over all its buckets. Default 2,000. */
+  readonly bulkBatchSize?: number;
   /** Back-off of a bucket whose send failed: first and largest delay. Default 100 ms / 5 s. */
   readonly retryInitialMs?: number;
   readonly retryMaxMs?: number;
@@ -20,7 +38,7 @@ export interface OutboxRelayOptions {
   readonly pruneAfterDays?: number;
   /** How often the prune runs. Default 1 h. */
   readonly pruneIntervalMs?: number;
-  /** How often `metrics.pending` is sampled. Default 5 s. */
+  /** How often `metrics.pending` is sampled while rows flow (idle: with the idle pass). Default 5 s. */
   readonly metricsIntervalMs?: number;
   /** `flush()` budget when none is given (graceful shutdown). Default 10 s. */
   readonly flushTimeoutMs?: number;
@@ -69,8 +87,11 @@ export type RelaySettings = Required<OutboxRelayOptions>;
 const DEFAULTS: RelaySettings = {
   batchSize: 500,
   busyPollMs: 50,
-  idlePollMs: 500,
+  idlePollMs: 30_000,
+  deafPollMs: 500,
   rebalanceIntervalMs: 2_000,
+  bulkTopics: [],
+  bulkBatchSize: 2_000,
   retryInitialMs: 100,
   retryMaxMs: 5_000,
   pruneAfterDays: 7,
@@ -87,4 +108,16 @@ export function relaySettings(options: OutboxRelayOptions): RelaySettings {
     Object.entries(options).filter(([, entry]) => entry !== undefined),
   ) as Partial<RelaySettings>;
   return { ...DEFAULTS, ...given };
+}
+
+/** A pass's lanes over `buckets`: every topic of a bucket `batchSize` rows, the bulk topics `bulkBatchSize` in all. */
+export function passLanes(
+  settings: Pick<RelaySettings, 'batchSize' | 'bulkTopics' | 'bulkBatchSize'>,
+  buckets: readonly number[],
+): OutboxLanes {
+  return {
+    limit: settings.batchSize,
+    bulkTopics: settings.bulkTopics,
+    bulkLimit: Math.max(1, Math.ceil(settings.bulkBatchSize / Math.max(1, buckets.length))),
+  };
 }
