@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { isIsoDate } from '../common/calendar.js';
 import { isCurrency } from '../common/money.js';
-import { InvalidEventError, InvalidJsonError } from '../dead-letters/dead-letter.errors.js';
+import { InvalidEventError, InvalidJsonError } from '../common/dead-letter.errors.js';
 
 export const ORDER_EVENT_TYPES = [
   'order.payment_requested',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
+import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import {
   addMonthsClamped,
   amountToMinor,

@@ -20,7 +20,7 @@ import {
   type Decimal,
 } from '../../common/money.js';
 import { ValidationError } from '../../common/app-error.js';
-import { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
+import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { MAX_EXACT_MINOR_UNITS } from '../../payflow/payflow.mapping.js';
 import type { PaymentItemInput } from '../../payflow/payflow.types.js';
 import type { Amount } from '../order-event.schema.js';
