@@ -8,8 +8,8 @@ import { WebhookInbox1763787600000 } from './1763787600000-WebhookInbox.js';
 import { Settlements1763794800000 } from './1763794800000-Settlements.js';
 import { CommandAttemptSentAt1763866800000 } from './1763866800000-CommandAttemptSentAt.js';
 import { OutboxLanes1763960400000 } from './1763960400000-OutboxLanes.js';
-import { PaymentTraceHeaders1763974800000 } from './1763974800000-PaymentTraceHeaders.js';
 import { InDoubtVerdicts1764046800000 } from './1764046800000-InDoubtVerdicts.js';
+import { PaymentTraceHeaders1764050400000 } from './1764050400000-PaymentTraceHeaders.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -19,4 +19,5 @@ export const MIGRATIONS = [
   CommandAttemptSentAt1763866800000,
   OutboxLanes1763960400000,
   InDoubtVerdicts1764046800000,
+  PaymentTraceHeaders1764050400000,
 ];

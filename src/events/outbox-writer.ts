@@ -11,6 +11,11 @@
  * for `defer`, and the *_EVENTS_COMMITTED hooks of the webhook processor, the
  * reconciliation poller and the nightly settlements for `append`. Without a wake-up the
  * relay still finds the rows on its next poll.
+ *
+ * Tracing (CONTRACT §8): an event's `trace`, or else the `trace` given to the call, is
+ * written as its `traceparent` / `tracestate` headers in the outbox row, so the context
+ * survives a restart and leaves with the event. Dead letters keep the original message's
+ * headers, its trace headers included.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
@@ -23,7 +28,7 @@ import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { summarizeIssues } from '../orders/order-event.schema.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';
 import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
-import { eventMessage, stampEvent, type UnstampedEvent } from './event-message.js';
+import { eventMessage, stampEvent, type EventTrace, type UnstampedEvent } from './event-message.js';
 import {
   isOutboundEventType,
   OUTBOUND_EVENTS,
@@ -80,29 +85,48 @@ export class OutboxWriter {
     return new OutboxWriter(new OutboxRepository(), topics);
   }
 
-  /** Checks the events and writes them in `tx`; they are published after it commits. */
-  async append(tx: Sql, events: readonly OutboxEvent[], now: Date = new Date()): Promise<void> {
-    await this.outbox.add(tx, this.messages(events, now));
+  /**
+   * Checks the events and writes them in `tx`; they are published after it commits.
+   * `trace`: the trace of the events that carry none of their own.
+   */
+  async append(
+    tx: Sql,
+    events: readonly OutboxEvent[],
+    now: Date = new Date(),
+    trace?: EventTrace,
+  ): Promise<void> {
+    await this.outbox.add(tx, this.messages(events, now, trace));
   }
 
   /**
    * Checks the events now (a bad one fails the caller's unit) and writes them with the
    * other events of the batch, in one insert at its end.
    */
-  defer(tx: BatchSql, events: readonly OutboxEvent[], now: Date = new Date()): void {
-    const messages = this.messages(events, now);
+  defer(
+    tx: BatchSql,
+    events: readonly OutboxEvent[],
+    now: Date = new Date(),
+    trace?: EventTrace,
+  ): void {
+    const messages = this.messages(events, now, trace);
     if (messages.length === 0) return;
     tx.defer(this, messages, (sql, all) => this.outbox.add(sql, all));
   }
 
   /** The outbox messages of the events, each checked against its schema. */
-  messages(events: readonly OutboxEvent[], now: Date = new Date()): OutboundMessage[] {
+  messages(
+    events: readonly OutboxEvent[],
+    now: Date = new Date(),
+    trace?: EventTrace,
+  ): OutboundMessage[] {
     return events.map((event) =>
-      event.type === DEAD_LETTER ? this.deadLetterMessage(event.letter) : this.message(event, now),
+      event.type === DEAD_LETTER
+        ? this.deadLetterMessage(event.letter)
+        : this.message(event, now, event.trace ?? trace),
     );
   }
 
-  private message(event: OutboundEvent, now: Date): OutboundMessage {
+  private message(event: OutboundEvent, now: Date, trace: EventTrace | undefined): OutboundMessage {
     const type: string = event.type;
     if (!isOutboundEventType(type)) {
       throw new InvalidOutboundEventError(`no schema for outbound event type "${type}"`, {
@@ -118,7 +142,7 @@ export class OutboxWriter {
         { metadata: { type, orderId: event.orderId, eventId: envelope.eventId } },
       );
     }
-    return eventMessage(this.topics[spec.topic], checked.key, envelope);
+    return eventMessage(this.topics[spec.topic], checked.key, envelope, trace);
   }
 
   private deadLetterMessage(letter: DeadLetter): OutboundMessage {

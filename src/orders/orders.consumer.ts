@@ -3,14 +3,20 @@
  * transport checks at start-up that each has exactly one). Each method only validates the
  * event's data, builds the command and hands it to its handler; failures propagate to the
  * transport's failure policy (retry or dead letter).
+ *
+ * Each delivery is handled inside one span (kind consumer) that continues the trace of the
+ * event's `traceparent` header, or starts a new trace when it has none or a malformed one
+ * (never an error). The span travels with the command (OrderCommand.trace), by hand: no
+ * global context manager (see src/tracing/tracing.ts).
  */
-import { Controller } from '@nestjs/common';
+import { Controller, Optional } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { InvalidEventError } from '../dead-letters/dead-letter.errors.js';
 import { OrderEventContext } from './order-event.context.js';
 import { CancelledCommand } from './cancelled/cancelled.command.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
-import { sourceOf, type CommandOutcome } from './engine/order-command.js';
+import { contextFromHeaders, Tracing, type TraceSpan } from '../tracing/tracing.js';
+import { sourceOf, type CommandOutcome, type EventSource } from './engine/order-command.js';
 import { DocumentAttachedCommand } from './document-attached/document-attached.command.js';
 import { DocumentAttachedHandler } from './document-attached/document-attached.handler.js';
 import { DocumentRemovedCommand } from './document-removed/document-removed.command.js';
@@ -38,6 +44,9 @@ import { RefundRequestedHandler } from './refund-requested/refund-requested.hand
 import { TerminalReceiptRequestedCommand } from './terminal-receipt-requested/terminal-receipt-requested.command.js';
 import { TerminalReceiptRequestedHandler } from './terminal-receipt-requested/terminal-receipt-requested.handler.js';
 
+/** The span options of a delivery when nothing is recorded. */
+const CONSUMER_SPAN = { kind: 'consumer' } as const;
+
 /** The envelope's data, validated against the schema of the type this method serves. */
 function eventOf<T extends OrderEventType>(type: T, envelope: OrderEnvelope): OrderEvent<T> {
   if (envelope.type !== type) {
@@ -63,126 +72,161 @@ export class OrdersConsumer {
     private readonly documentAttached: DocumentAttachedHandler,
     private readonly documentRemoved: DocumentRemovedHandler,
     private readonly receiptRequested: TerminalReceiptRequestedHandler,
+    @Optional() private readonly tracing: Tracing = Tracing.off(),
   ) {}
 
   @EventPattern<OrderEventType>('order.payment_requested')
-  async onPaymentRequested(
+  onPaymentRequested(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.payment_requested', envelope);
-    return await this.paymentRequested.execute(
-      new PaymentRequestedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.payment_requested', envelope, ctx, (...args) =>
+      this.paymentRequested.execute(new PaymentRequestedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.cancelled')
-  async onCancelled(
+  onCancelled(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.cancelled', envelope);
-    return await this.cancelled.execute(
-      new CancelledCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.cancelled', envelope, ctx, (...args) =>
+      this.cancelled.execute(new CancelledCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.refund_requested')
-  async onRefundRequested(
+  onRefundRequested(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.refund_requested', envelope);
-    return await this.refundRequested.execute(
-      new RefundRequestedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.refund_requested', envelope, ctx, (...args) =>
+      this.refundRequested.execute(new RefundRequestedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.installment_added')
-  async onInstallmentAdded(
+  onInstallmentAdded(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.installment_added', envelope);
-    return await this.installmentAdded.execute(
-      new InstallmentAddedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.installment_added', envelope, ctx, (...args) =>
+      this.installmentAdded.execute(new InstallmentAddedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.installment_changed')
-  async onInstallmentChanged(
+  onInstallmentChanged(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.installment_changed', envelope);
-    return await this.installmentChanged.execute(
-      new InstallmentChangedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.installment_changed', envelope, ctx, (...args) =>
+      this.installmentChanged.execute(new InstallmentChangedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.installment_removed')
-  async onInstallmentRemoved(
+  onInstallmentRemoved(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.installment_removed', envelope);
-    return await this.installmentRemoved.execute(
-      new InstallmentRemovedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.installment_removed', envelope, ctx, (...args) =>
+      this.installmentRemoved.execute(new InstallmentRemovedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.marked_paid')
-  async onMarkedPaid(
+  onMarkedPaid(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.marked_paid', envelope);
-    return await this.markedPaid.execute(
-      new MarkedPaidCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.marked_paid', envelope, ctx, (...args) =>
+      this.markedPaid.execute(new MarkedPaidCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.payment_resend_requested')
-  async onPaymentResendRequested(
+  onPaymentResendRequested(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.payment_resend_requested', envelope);
-    return await this.resendRequested.execute(
-      new PaymentResendRequestedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.payment_resend_requested', envelope, ctx, (...args) =>
+      this.resendRequested.execute(new PaymentResendRequestedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.document_attached')
-  async onDocumentAttached(
+  onDocumentAttached(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.document_attached', envelope);
-    return await this.documentAttached.execute(
-      new DocumentAttachedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.document_attached', envelope, ctx, (...args) =>
+      this.documentAttached.execute(new DocumentAttachedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.document_removed')
-  async onDocumentRemoved(
+  onDocumentRemoved(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.document_removed', envelope);
-    return await this.documentRemoved.execute(
-      new DocumentRemovedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.document_removed', envelope, ctx, (...args) =>
+      this.documentRemoved.execute(new DocumentRemovedCommand(...args)),
     );
   }
 
   @EventPattern<OrderEventType>('order.terminal_receipt_requested')
-  async onTerminalReceiptRequested(
+  onTerminalReceiptRequested(
     @Payload() envelope: OrderEnvelope,
     @Ctx() ctx: OrderEventContext,
   ): Promise<CommandOutcome> {
-    const event = eventOf('order.terminal_receipt_requested', envelope);
-    return await this.receiptRequested.execute(
-      new TerminalReceiptRequestedCommand(event, sourceOf(ctx.getMessage()), ctx.getAttempt()),
+    return this.handle('order.terminal_receipt_requested', envelope, ctx, (...args) =>
+      this.receiptRequested.execute(new TerminalReceiptRequestedCommand(...args)),
     );
+  }
+
+  /** One delivery of `type`, inside its span: validated, made a command, executed. */
+  private async handle<T extends OrderEventType>(
+    type: T,
+    envelope: OrderEnvelope,
+    ctx: OrderEventContext,
+    execute: (
+      event: OrderEvent<T>,
+      source: EventSource,
+      attempt: number,
+      trace: TraceSpan,
+    ) => Promise<CommandOutcome>,
+  ): Promise<CommandOutcome> {
+    const message = ctx.getMessage();
+    const attempt = ctx.getAttempt();
+    const span = this.tracing.start(
+      'order.handle',
+      contextFromHeaders(message.headers),
+      // Attributes only when recorded: with the SDK off, no object per event for nothing.
+      this.tracing.recording
+        ? {
+            kind: 'consumer',
+            attributes: {
+              'messaging.system': 'kafka',
+              'messaging.operation.type': 'process',
+              'messaging.destination.name': message.topic,
+              'messaging.destination.partition.id': String(message.partition),
+              'messaging.kafka.offset': message.offset,
+              'order.event_type': type,
+              'order.event_id': envelope.eventId,
+              'order.id': envelope.orderId,
+              'order.attempt': attempt,
+            },
+          }
+        : CONSUMER_SPAN,
+    );
+    try {
+      const outcome = await execute(eventOf(type, envelope), sourceOf(message), attempt, span);
+      span.end();
+      return outcome;
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
   }
 }

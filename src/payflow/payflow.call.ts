@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { PayflowAbortedError, type PayflowErrorInit } from './payflow.errors.js';
+import type { PayflowTraceHeaders } from './payflow-trace.js';
 import type { PayflowEndpointName } from './payflow.types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -59,6 +60,8 @@ export interface HttpCall {
   readonly accept: string;
   readonly organizationId?: string;
   readonly signal?: AbortSignal;
+  /** Sent as `traceparent` / `tracestate` (CONTRACT §8). */
+  readonly trace?: PayflowTraceHeaders;
   readonly credentials: Credentials;
   /** Runs the caller's send hook (payflow-send-hook.ts) first: every call but the token's. */
   readonly hooked: boolean;

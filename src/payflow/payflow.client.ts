@@ -27,7 +27,8 @@ import {
   type HttpCall,
 } from './payflow.call.js';
 import { PAYFLOW_ENDPOINTS, type Endpoint, type EndpointBase } from './payflow.endpoints.js';
-import { PayflowInvalidRequestError } from './payflow.errors.js';
+import { PayflowError, PayflowInvalidRequestError } from './payflow.errors.js';
+import { payflowTraceOf, type PayflowCallTracer } from './payflow-trace.js';
 import { PayflowTransport } from './payflow.transport.js';
 import type {
   CallOptions,
@@ -109,6 +110,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
   private readonly transport: PayflowTransport;
   private readonly auth: PayflowAuth;
   private readonly encoding: EncodeContext;
+  private readonly tracer: PayflowCallTracer | undefined;
 
   constructor(
     @Inject(PAYFLOW_CLIENT_OPTIONS) options: PayflowClientOptions,
@@ -117,6 +119,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     this.bases = basesOf(options);
     this.basic = basicCredentials(options.clientId, options.clientSecret);
     this.encoding = { documentUpload: options.documentUpload ?? 'json' };
+    this.tracer = options.tracer;
     this.transport = new PayflowTransport({
       connections: options.connections ?? DEFAULTS.connections,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
@@ -319,6 +322,8 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     if (options.organizationId !== undefined && options.organizationId.trim() === '') {
       throw this.invalid(def, 'organizationId must not be empty');
     }
+    const parent = options.trace ?? payflowTraceOf(options.signal);
+    const span = this.tracer?.start(def.name, def.method, parent);
     const call: HttpCall = {
       endpoint: def,
       base: this.bases[def.base],
@@ -328,10 +333,25 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       accept: def.accept,
       organizationId: options.organizationId,
       signal: options.signal,
+      trace: span?.headers ?? parent,
       credentials: def.auth === 'basic' ? this.basic : this.auth,
       hooked: def.auth === 'bearer',
     };
-    return this.transport.execute(call, def.decode(input, options));
+    const consume = def.decode(input, options);
+    if (span === undefined) return this.transport.execute(call, consume);
+    // Recorded (an SDK is on): the client span ends with Payflow's status.
+    let status: number | undefined;
+    try {
+      const result = await this.transport.execute(call, (response, context) => {
+        status = context.status;
+        return consume(response, context);
+      });
+      span.end(status);
+      return result;
+    } catch (error) {
+      span.end(error instanceof PayflowError ? error.status : status, error);
+      throw error;
+    }
   }
 
   private invalid(def: EndpointIdentity, problem: string): PayflowInvalidRequestError {

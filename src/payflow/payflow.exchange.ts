@@ -188,6 +188,10 @@ export class HttpExchange {
     };
     if (call.contentType !== undefined) headers['content-type'] = call.contentType;
     if (call.organizationId !== undefined) headers['x-organization-id'] = call.organizationId;
+    if (call.trace !== undefined) {
+      headers.traceparent = call.trace.traceparent;
+      if (call.trace.tracestate !== undefined) headers.tracestate = call.trace.tracestate;
+    }
     return headers;
   }
 

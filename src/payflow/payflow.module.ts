@@ -19,6 +19,7 @@ import {
 import type { AppLogger } from '../common/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { PAYFLOW_CLIENT_OPTIONS, PAYFLOW_LOGGER, PayflowClient } from './payflow.client.js';
+import { PAYFLOW_CALL_TRACER, type PayflowCallTracer } from './payflow-trace.js';
 import type { PayflowClientOptions } from './payflow.types.js';
 
 /** Injection token of the `PayflowApi` the rest of the program depends on. */
@@ -76,9 +77,14 @@ export function payflowClientOptionsFromConfig(
 function clientProviders(settings: Provider): Provider[] {
   const client: FactoryProvider<PayflowClient> = {
     provide: PayflowClient,
-    inject: [PAYFLOW_MODULE_SETTINGS],
-    useFactory: (resolved: PayflowModuleSettings) =>
-      new PayflowClient(resolved.options, resolved.logger),
+    inject: [PAYFLOW_MODULE_SETTINGS, { token: PAYFLOW_CALL_TRACER, optional: true }],
+    useFactory: (resolved: PayflowModuleSettings, tracer?: PayflowCallTracer | null) =>
+      new PayflowClient(
+        tracer === undefined || tracer === null || resolved.options.tracer !== undefined
+          ? resolved.options
+          : { ...resolved.options, tracer },
+        resolved.logger,
+      ),
   };
   return [
     settings,

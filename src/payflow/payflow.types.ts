@@ -10,6 +10,7 @@
  * unknown fields kept), for diagnostics and for fields this client does not model yet.
  */
 import type { Readable } from 'node:stream';
+import type { PayflowCallTracer, PayflowTraceHeaders } from './payflow-trace.js';
 import type { z } from 'zod';
 import type {
   CancelPaymentResponse,
@@ -41,6 +42,8 @@ export interface CallOptions {
   readonly organizationId?: string;
   /** Aborts the call, including any wait for the rate-limit gate or a retry back-off. */
   readonly signal?: AbortSignal;
+  /** W3C trace headers to send (default: those tied to `signal`, see payflow-trace.ts). */
+  readonly trace?: PayflowTraceHeaders;
 }
 
 /**
@@ -428,6 +431,8 @@ export interface PayflowClientOptions {
   readonly userAgent?: string;
   /** Called after every HTTP exchange (never throws into the client). */
   readonly onCall?: (event: PayflowCallEvent) => void;
+  /** Records a client span per call (src/tracing); none: the caller's trace headers only. */
+  readonly tracer?: PayflowCallTracer;
   /** Clock of the token cache (tests). Default Date.now. The rate-limit gate uses a monotonic clock. */
   readonly now?: () => number;
   /** Random source in [0, 1) for back-off jitter (tests). Default Math.random. */

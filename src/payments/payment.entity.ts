@@ -79,6 +79,10 @@ export class PaymentEntity {
   @Column({ name: 'api_key_hash', type: 'bytea' })
   apiKeyHash!: Buffer;
 
+  /** W3C trace headers of the creation, continued by the payment's webhooks. */
+  @Column({ name: 'trace_headers', type: 'jsonb', nullable: true })
+  traceHeaders!: { traceparent: string; tracestate?: string } | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

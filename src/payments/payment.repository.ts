@@ -7,6 +7,15 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import type {
+  CreatedAtPayflow,
+  InboxPayment,
+  SettledPayment,
+  SyncedStatus,
+  SyncPayment,
+  TokenRow,
+} from './payment.rows.js';
+import { jsonOrNull, storedTraceHeaders, type StoredTraceHeaders } from './payment-trace.js';
 import { render, type Bind, type Part } from './statement.js';
 
 /** The order's latest payment that Payflow created (the target of every other command). */
@@ -35,66 +44,21 @@ export interface NewPaymentRow {
   readonly webhookToken: string;
   readonly apiKeyHash: Buffer;
   readonly paymentMethodId: string | null;
+  /** W3C trace headers of the creation, which the payment's webhooks continue. */
+  readonly traceHeaders: StoredTraceHeaders | null;
 }
+
+export type {
+  CreatedAtPayflow,
+  InboxPayment,
+  SettledPayment,
+  SyncedStatus,
+  SyncPayment,
+  TokenRow,
+} from './payment.rows.js';
 
 /** Name of the relation `newPaymentCtes` defines: its rows' columns, for other tables' parts. */
 export const NEW_PAYMENTS = 'new_payments';
-
-/** A payment whose creation was settled late (resolveInDoubt). */
-export interface SettledPayment {
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  readonly currency: string;
-  readonly totalGrossMinor: number;
-  readonly totalNetMinor: number;
-  readonly paymentLink: string | null;
-  readonly paymentMethodId: string | null;
-  readonly eventId: string | null;
-}
-
-/** What the webhook processor needs of a payment. */
-export interface InboxPayment {
-  readonly id: string;
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  readonly payflowId: string | null;
-  readonly state: string;
-  readonly currency: string;
-  readonly totalGrossMinor: number;
-}
-
-/** A payment locked for the status sync, and whether a snapshot of `fetchedAt` is newer. */
-export interface SyncPayment {
-  readonly id: string;
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  readonly payflowId: string | null;
-  readonly state: string;
-  readonly providerStatus: string | null;
-  readonly status: string | null;
-  readonly fresh: boolean;
-}
-
-export interface CreatedAtPayflow {
-  readonly paymentId: string;
-  readonly payflowId: string;
-  readonly paymentLink: string | null;
-}
-
-export interface SyncedStatus {
-  readonly paymentId: string;
-  readonly checkedAt: Date;
-  readonly providerStatus: string | null;
-  readonly status: string | null;
-  readonly polled: boolean;
-}
-
-/** A payment's webhook token entry (the receiver's authentication). */
-export interface TokenRow {
-  readonly webhookToken: string;
-  readonly paymentId: string;
-  readonly apiKeyHash: Buffer;
-}
 
 const minor = z.union([z.string(), z.number()]).transform(Number);
 const text = z.string();
@@ -130,6 +94,7 @@ const settledRow = z
     payment_link: nullableText,
     payment_method_id: nullableText,
     event_id: nullableText,
+    trace_headers: storedTraceHeaders,
   })
   .transform((row): SettledPayment => ({
     orderId: row.order_id,
@@ -140,6 +105,7 @@ const settledRow = z
     paymentLink: row.payment_link,
     paymentMethodId: row.payment_method_id,
     eventId: row.event_id,
+    traceHeaders: row.trace_headers,
   }));
 
 const inboxRow = z
@@ -151,6 +117,7 @@ const inboxRow = z
     state: text,
     currency: text,
     total_gross_minor: minor,
+    trace_headers: storedTraceHeaders,
   })
   .transform((row): InboxPayment => ({
     id: row.id,
@@ -160,6 +127,7 @@ const inboxRow = z
     state: row.state,
     currency: row.currency.trim(),
     totalGrossMinor: row.total_gross_minor,
+    traceHeaders: row.trace_headers,
   }));
 
 const syncRow = z
@@ -185,11 +153,17 @@ const syncRow = z
   }));
 
 const tokenRow = z
-  .object({ webhook_token: text, id: text, api_key_hash: z.instanceof(Buffer) })
+  .object({
+    webhook_token: text,
+    id: text,
+    api_key_hash: z.instanceof(Buffer),
+    trace_headers: storedTraceHeaders,
+  })
   .transform((row): TokenRow => ({
     webhookToken: row.webhook_token,
     paymentId: row.id,
     apiKeyHash: row.api_key_hash,
+    traceHeaders: row.trace_headers,
   }));
 
 const payflowIdRow = z.object({ payflow_id: nullableText });
@@ -240,13 +214,14 @@ export class PaymentRepository {
     return (bind: Bind) => {
       const column = <K extends keyof NewPaymentRow>(key: K, type: string): string =>
         `${bind(rows.map((row) => row[key]))}::${type}[]`;
+      const traces = `${bind(rows.map((row) => jsonOrNull(row.traceHeaders)))}::jsonb[]`;
       const conflict = reuse
         ? `ON CONFLICT (event_id) DO UPDATE
              SET state = 'creating', organization_id = EXCLUDED.organization_id,
                  currency = EXCLUDED.currency, total_gross_minor = EXCLUDED.total_gross_minor,
                  total_net_minor = EXCLUDED.total_net_minor, webhook_token = EXCLUDED.webhook_token,
                  api_key_hash = EXCLUDED.api_key_hash, payment_method_id = EXCLUDED.payment_method_id,
-                 payflow_id = NULL, payment_link = NULL, updated_at = now()`
+                 trace_headers = EXCLUDED.trace_headers, payflow_id = NULL, payment_link = NULL, updated_at = now()`
         : '';
       return `
   ${NEW_PAYMENTS} AS (
@@ -256,16 +231,17 @@ export class PaymentRepository {
                   ${column('orderNumber', 'text')}, ${column('currency', 'text')},
                   ${column('totalGrossMinor', 'bigint')}, ${column('totalNetMinor', 'bigint')},
                   ${column('webhookToken', 'text')}, ${column('apiKeyHash', 'bytea')},
-                  ${column('paymentMethodId', 'text')})
+                  ${column('paymentMethodId', 'text')}, ${traces})
            AS d (n, id, event_id, order_id, organization_id, order_number, currency,
-                 gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id)
+                 gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id,
+                 trace_headers)
      ${gate === null ? '' : `WHERE d.n IN (SELECT n FROM ${gate})`}),
   new_payment_rows AS (
     INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
                           total_gross_minor, total_net_minor, webhook_token, api_key_hash,
-                          payment_method_id)
+                          payment_method_id, trace_headers)
     SELECT id, order_id, organization_id, event_id, 'creating', currency, gross_minor,
-           net_minor, webhook_token, api_key_hash, payment_method_id
+           net_minor, webhook_token, api_key_hash, payment_method_id, trace_headers
       FROM ${NEW_PAYMENTS} ORDER BY n
     ${conflict})`;
     };
@@ -333,7 +309,7 @@ export class PaymentRepository {
               status = COALESCE(p.status, 'pending'), updated_at = now()
         WHERE p.id = $1::uuid AND (p.state = 'in_doubt' OR (p.state = 'creating' AND $4::boolean))
        RETURNING order_id, organization_id, currency, total_gross_minor::text, total_net_minor::text,
-                 payment_link, payment_method_id, event_id::text`,
+                 payment_link, payment_method_id, event_id::text, trace_headers`,
       [paymentId, payflowId, paymentLink, creatingAbandoned],
     );
     return row === undefined ? null : settledRow.parse(row);
@@ -374,7 +350,7 @@ export class PaymentRepository {
   async forInbox(sql: Sql, paymentId: string): Promise<InboxPayment | null> {
     const [row] = await sql.query(
       `SELECT id::text, order_id, organization_id, payflow_id, state, currency,
-              total_gross_minor::text
+              total_gross_minor::text, trace_headers
          FROM payments WHERE id = $1::uuid`,
       [paymentId],
     );
@@ -425,7 +401,7 @@ export class PaymentRepository {
   /** The payments holding these webhook tokens. */
   async byWebhookTokens(sql: Sql, tokens: readonly string[]): Promise<TokenRow[]> {
     const rows = await sql.query(
-      `SELECT webhook_token, id::text AS id, api_key_hash FROM payments
+      `SELECT webhook_token, id::text AS id, api_key_hash, trace_headers FROM payments
         WHERE webhook_token = ANY($1::text[])`,
       [tokens],
     );

@@ -1,6 +1,7 @@
 /**
  * `Tracing` for the whole worker (global): off unless OTEL_EXPORTER_OTLP_ENDPOINT is set; a
- * test may hand in its own (an SDK exporting to memory). The SDK is flushed at shutdown,
+ * test may hand in its own (an SDK exporting to memory). It also gives the Payflow client
+ * its call tracer (PAYFLOW_CALL_TRACER), since src/payflow may not import src/tracing. The SDK is flushed at shutdown,
  * after the consumers drained, so the spans of the last events are sent too.
  */
 import {
@@ -11,6 +12,8 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
+import { PAYFLOW_CALL_TRACER } from '../payflow/payflow-trace.js';
+import { payflowCallTracer } from './payflow-call-tracer.js';
 import { Tracing } from './tracing.js';
 import { startTracing, type StartedTracing } from './tracing.setup.js';
 
@@ -36,8 +39,9 @@ export class TracingModule implements OnApplicationShutdown {
       providers: [
         { provide: STARTED_TRACING, useValue: started },
         { provide: Tracing, useValue: started.tracing },
+        { provide: PAYFLOW_CALL_TRACER, useValue: payflowCallTracer(started.tracing) },
       ],
-      exports: [Tracing],
+      exports: [Tracing, PAYFLOW_CALL_TRACER],
     };
   }
 

@@ -131,6 +131,8 @@ function errorCode(error: unknown): string {
 
 class BridgeSpan implements TraceSpan {
   readonly context: Context;
+  /** Made once: a command asks for them for its Payflow call and for its events. */
+  private ownHeaders: TraceHeaders | undefined;
 
   constructor(
     private readonly span: Span,
@@ -144,8 +146,10 @@ class BridgeSpan implements TraceSpan {
   }
 
   headers(): TraceHeaders {
+    if (this.ownHeaders !== undefined) return this.ownHeaders;
     const headers = headersOf(this.context);
     if (headers === undefined) throw new Error('a bridge span always has a valid context');
+    this.ownHeaders = headers;
     return headers;
   }
 

@@ -125,7 +125,8 @@ export class AttemptBegin {
         if (mappingError === undefined) throw new Error('mapping_failed without a mapping error');
         if (spec.onFailure !== undefined) {
           const failure = { kind: 'mapping_failed', error: mappingError } as const;
-          this.outbox.defer(tx, await spec.onFailure(tx, failure, command));
+          const events = await spec.onFailure(tx, failure, command);
+          this.outbox.defer(tx, events, undefined, command.trace.headers());
         }
         return { kind: 'throw', error: mappingError };
       }
@@ -137,7 +138,12 @@ export class AttemptBegin {
           // Its worker died before the request left (e.g. behind the 429 gate): nothing
           // reached Payflow, so this delivery takes the attempt over and sends it.
           this.logger.info(
-            { eventId, orderId, previousOwner: guard.attempt?.owner ?? null },
+            {
+              eventId,
+              orderId,
+              traceId: command.trace.traceId,
+              previousOwner: guard.attempt?.owner ?? null,
+            },
             'attempt of a stopped worker was never sent; taking it over',
           );
         }
@@ -224,7 +230,8 @@ export class AttemptBegin {
     const marked = await this.attempts.markInDoubt(tx, attemptId, errorCode);
     if (marked === undefined || spec.onFailure === undefined) return;
     const failure = { kind: 'in_doubt', paymentId: marked.paymentId, cause } as const;
-    this.outbox.defer(tx, await spec.onFailure(tx, failure, command));
+    const events = await spec.onFailure(tx, failure, command);
+    this.outbox.defer(tx, events, undefined, command.trace.headers());
   }
 
   private owner(type: OrderEventType): { command: string; owner: string; leaseMs: number } {

@@ -14,6 +14,10 @@
  *    the state changes and the status events (outbox), together. A failure of the call is
  *    recorded instead (failed, or in doubt: see payflow-failure.ts).
  *
+ * The command's span (OrderCommand.trace) follows it: its headers go with the Payflow call
+ * (tied to the call's signal, payflow-trace.ts) and onto every status event in the outbox;
+ * the runner's log lines name its traceId.
+ *
  * Steps 1 and 3 run through the TransactionBatcher, so that the state writes of many
  * events share one COMMIT; several fresh events of a command that creates a payment share
  * one begin statement.
@@ -28,6 +32,7 @@ import { TransactionBatcher, type BatchSql } from '../../database/transaction-ba
 import { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
+import { withPayflowTrace } from '../../payflow/payflow-trace.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { AttemptBegin, inDoubtError, type Begun, type FreshItem } from './attempt-begin.js';
@@ -133,7 +138,12 @@ export class CommandRunner {
       );
     } catch (error) {
       this.logger.debug(
-        { type, eventId: command.eventId, error: describeError(error) },
+        {
+          type,
+          eventId: command.eventId,
+          traceId: command.trace.traceId,
+          error: describeError(error),
+        },
         'the shared begin statement failed; its events begin one by one',
       );
       return undefined;
@@ -152,14 +162,14 @@ export class CommandRunner {
       const signal = withPayflowSendHook(AbortSignal.timeout(this.options.callDeadlineMs), () =>
         this.markSent(attemptId),
       );
-      result = await spec.call(state, signal);
+      result = await spec.call(state, withPayflowTrace(signal, command.trace.headers()));
     } catch (error) {
       return this.recordFailure(command, spec, state, attemptId, paymentId, error);
     }
     const finish = async (tx: BatchSql): Promise<void> => {
       const events = await spec.complete(tx, { command, state, result, paymentId });
       this.deferFinish(tx, command, spec.type, attemptId);
-      this.outbox.defer(tx, events);
+      this.outbox.defer(tx, events, undefined, command.trace.headers());
     };
     try {
       await this.batcher.run(finish);
@@ -220,7 +230,12 @@ export class CommandRunner {
     error: unknown,
   ): Promise<never> {
     const failure = classifyCallFailure(error, spec.repeatable);
-    const context = { eventId: command.eventId, orderId: command.orderId, type: spec.type };
+    const context = {
+      eventId: command.eventId,
+      orderId: command.orderId,
+      type: spec.type,
+      traceId: command.trace.traceId,
+    };
     switch (failure.kind) {
       case 'unknown':
         this.logger.error(
@@ -249,7 +264,8 @@ export class CommandRunner {
                   paymentId,
                   error: payflowError,
                 } as const;
-                this.outbox.defer(tx, await spec.onFailure(tx, rejected, command));
+                const events = await spec.onFailure(tx, rejected, command);
+                this.outbox.defer(tx, events, undefined, command.trace.headers());
               }
             }),
           );

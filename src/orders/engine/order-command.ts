@@ -1,4 +1,5 @@
 import type { InboundMessage } from '../../messaging/messaging.ports.js';
+import { Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import type { OrderEvent, OrderEventType } from '../order-event.schema.js';
 
 /** Where an event was read: recorded with it once it took effect. */
@@ -13,6 +14,9 @@ export function sourceOf(message: InboundMessage): EventSource {
   return { topic: message.topic, partition: message.partition, offset: message.offset };
 }
 
+/** Spans of commands made without one (tests, tools): a new trace each, recorded nowhere. */
+const UNTRACED = Tracing.off();
+
 /** A validated order event on its way to its handler. */
 export abstract class OrderCommand<T extends OrderEventType = OrderEventType> {
   constructor(
@@ -20,6 +24,11 @@ export abstract class OrderCommand<T extends OrderEventType = OrderEventType> {
     readonly source: EventSource,
     /** 1 for the first delivery. */
     readonly attempt = 1,
+    /**
+     * The span handling this delivery (orders.consumer.ts): its headers go to the Payflow
+     * call, onto the status events and onto the payment a creation makes.
+     */
+    readonly trace: TraceSpan = UNTRACED.start('order.handle'),
   ) {}
 
   get eventId(): string {

@@ -2,7 +2,8 @@
  * Settles a payment whose creation is in doubt once Payflow's id is known (a webhook on
  * its token, or an operator): the payment becomes `created`, its attempt `resolved` (a
  * replay of the event is then a no-op) and `payment.created` is emitted. The webhook
- * processor reaches it through the IN_DOUBT_RESOLVER port (src/payments).
+ * processor reaches it through the IN_DOUBT_RESOLVER port (src/payments). The event
+ * continues the trace of the payment's creation (payments.trace_headers).
  */
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
@@ -57,20 +58,25 @@ export class PaymentCreationResolver implements InDoubtResolver {
         ]);
       }
       const views = await this.installments.liveViews(tx, paymentId);
-      this.outbox.defer(tx, [
-        paymentCreatedEvent({
-          sourceEventId: payment.eventId,
-          orderId: payment.orderId,
-          organizationId: payment.organizationId,
-          payflowId: resolution.payflowId,
-          paymentLink: payment.paymentLink,
-          currency: payment.currency,
-          totalGrossMinor: payment.totalGrossMinor,
-          totalNetMinor: payment.totalNetMinor,
-          paymentMethodId: payment.paymentMethodId,
-          installments: views,
-        }),
-      ]);
+      this.outbox.defer(
+        tx,
+        [
+          paymentCreatedEvent({
+            sourceEventId: payment.eventId,
+            orderId: payment.orderId,
+            organizationId: payment.organizationId,
+            payflowId: resolution.payflowId,
+            paymentLink: payment.paymentLink,
+            currency: payment.currency,
+            totalGrossMinor: payment.totalGrossMinor,
+            totalNetMinor: payment.totalNetMinor,
+            paymentMethodId: payment.paymentMethodId,
+            installments: views,
+          }),
+        ],
+        undefined,
+        payment.traceHeaders ?? undefined,
+      );
       return true;
     });
   }

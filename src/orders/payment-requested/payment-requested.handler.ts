@@ -103,6 +103,8 @@ export class PaymentRequestedHandler {
           webhookToken: credentials.token,
           apiKeyHash: credentials.apiKeyHash,
           paymentMethodId: mapped.paymentMethodId,
+          // The payment's webhooks continue this trace (webhook-inbox.processor.ts).
+          traceHeaders: command.trace.headers(),
         },
         plan: (mapped.installments ?? []).map((entry) => ({
           ref: entry.ref,
