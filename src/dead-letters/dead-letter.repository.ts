@@ -1,4 +1,4 @@
-/** Writes of the dead-letter sink: the dead_letters row and the order's block. */
+/** Writes of the dead-letter sink to dead_letters (the order's block is OrderRepository's). */
 import { Injectable } from '@nestjs/common';
 import type { Sql } from '../database/database.js';
 import type { DeadLetter } from './dead-letter.sink.js';
@@ -37,22 +37,5 @@ export class DeadLetterRepository {
       ],
     );
     return inserted > 0;
-  }
-
-  /**
-   * Blocks the order so that its later events follow this one to the dead-letter topic.
-   * The first block's time and reason are kept; `orders.state` is left as it is (the
-   * replay clears `blocked_at`).
-   */
-  async blockOrder(tx: Sql, orderId: string, reason: string): Promise<void> {
-    await tx.execute(
-      `INSERT INTO orders (order_id, blocked_at, blocked_reason) VALUES ($1, now(), $2)
-       ON CONFLICT (order_id) DO UPDATE
-          SET blocked_at = COALESCE(orders.blocked_at, EXCLUDED.blocked_at),
-              blocked_reason = CASE WHEN orders.blocked_at IS NULL
-                                    THEN EXCLUDED.blocked_reason ELSE orders.blocked_reason END,
-              updated_at = now()`,
-      [orderId, reason],
-    );
   }
 }

@@ -8,6 +8,7 @@
 import { Module } from '@nestjs/common';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { OrderRepository } from '../orders/order.repository.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import { DEAD_LETTER_SINK } from './dead-letter.sink.js';
 import { PostgresDeadLetterSink } from './postgres-dead-letter.sink.js';
@@ -16,6 +17,8 @@ import { PostgresDeadLetterSink } from './postgres-dead-letter.sink.js';
   imports: [TransactionBatcherModule, OutboxWriterModule],
   providers: [
     DeadLetterRepository,
+    // Stateless: the sink blocks the order through the owner of the orders table's SQL.
+    OrderRepository,
     PostgresDeadLetterSink,
     { provide: DEAD_LETTER_SINK, useExisting: PostgresDeadLetterSink },
   ],

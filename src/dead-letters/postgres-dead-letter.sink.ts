@@ -7,6 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
 import { DEAD_LETTER, OutboxWriter } from '../events/outbox-writer.js';
+import { OrderRepository } from '../orders/order.repository.js';
 import { buildDeadLetterHeaders } from './dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import type { DeadLetter, DeadLetterOutcome, DeadLetterSink } from './dead-letter.sink.js';
@@ -17,6 +18,7 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
     private readonly batcher: TransactionBatcher,
     private readonly outbox: OutboxWriter,
     private readonly repository: DeadLetterRepository,
+    private readonly orders: OrderRepository,
   ) {}
 
   deadLetter(letter: DeadLetter): Promise<DeadLetterOutcome> {
@@ -27,7 +29,7 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
       this.outbox.defer(tx, [{ type: DEAD_LETTER, letter }]);
       if (letter.orderId !== null) {
         const { message: origin } = letter;
-        await this.repository.blockOrder(
+        await this.orders.block(
           tx,
           letter.orderId,
           `${letter.reason}: event ${letter.eventId ?? '(unknown id)'} at ${origin.topic}/${origin.partition}/${origin.offset}`,

@@ -1,9 +1,11 @@
 /**
  * The only owner of the `orders` table's SQL. Its parts join the statements of the
  * command engine (is the order blocked?) and of payment creation (the order row brought up
- * to date), so that each step stays one round trip.
+ * to date), so that each step stays one round trip; the dead-letter sink blocks an order
+ * and the replay locks and unblocks it through the methods below.
  */
 import { Injectable } from '@nestjs/common';
+import type { Sql } from '../database/database.js';
 import type { Part } from '../payments/statement.js';
 
 @Injectable()
@@ -39,5 +41,38 @@ export class OrderRepository {
   markCancelled(orderId: string): Part {
     return (bind) => `
     UPDATE orders SET state = 'cancelled', updated_at = now() WHERE order_id = ${bind(orderId)}`;
+  }
+
+  /**
+   * Blocks the order so that its later events follow a dead-lettered one. The first block's
+   * time and reason are kept; `state` is left as it is (the replay clears `blocked_at`).
+   */
+  async block(tx: Sql, orderId: string, reason: string): Promise<void> {
+    await tx.execute(
+      `INSERT INTO orders (order_id, blocked_at, blocked_reason) VALUES ($1, now(), $2)
+       ON CONFLICT (order_id) DO UPDATE
+          SET blocked_at = COALESCE(orders.blocked_at, EXCLUDED.blocked_at),
+              blocked_reason = CASE WHEN orders.blocked_at IS NULL
+                                    THEN EXCLUDED.blocked_reason ELSE orders.blocked_reason END,
+              updated_at = now()`,
+      [orderId, reason],
+    );
+  }
+
+  /** Locks the order's row (if any) until the end of the transaction. */
+  async lock(tx: Sql, orderId: string): Promise<void> {
+    await tx.query('SELECT 1 FROM orders WHERE order_id = $1 FOR UPDATE', [orderId]);
+  }
+
+  /** Lets the order's next events take effect again. */
+  async unblock(tx: Sql, orderId: string): Promise<void> {
+    await tx.execute(
+      `UPDATE orders
+          SET blocked_at = NULL, blocked_reason = NULL,
+              state = CASE WHEN state = 'blocked' THEN 'open' ELSE state END,
+              updated_at = now()
+        WHERE order_id = $1 AND (blocked_at IS NOT NULL OR state = 'blocked')`,
+      [orderId],
+    );
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Sql } from '../../database/database.js';
+import { OrderRepository } from '../../orders/order.repository.js';
 import type { ReplayFilter } from './replay-filter.js';
 
 /** A dead letter as the replay plans it (no key or value: they may be large). */
@@ -24,9 +25,14 @@ export interface ReplayableDeadLetter extends DeadLetterSummary {
 const SUMMARY_COLUMNS = `id::text AS id, order_id AS "orderId", event_id AS "eventId",
   event_type AS "eventType", reason, error, attempts, failed_at AS "failedAt"`;
 
-/** The replay's reads and writes of `dead_letters` and `orders`. */
+/**
+ * The replay's reads and writes of `dead_letters`; the order's lock and unblock go to
+ * OrderRepository, the only owner of the `orders` table's SQL.
+ */
 @Injectable()
 export class DeadLetterReplayRepository {
+  constructor(private readonly orders: OrderRepository = new OrderRepository()) {}
+
   /**
    * Every unreplayed dead letter of the orders that qualify (one of their unreplayed
    * letters matches every filter), plus the matching key-less letters when no order is
@@ -59,7 +65,7 @@ export class DeadLetterReplayRepository {
    * then the order's unreplayed letters, in id order.
    */
   async lockOrderLetters(tx: Sql, orderId: string): Promise<ReplayableDeadLetter[]> {
-    await tx.query('SELECT 1 FROM orders WHERE order_id = $1 FOR UPDATE', [orderId]);
+    await this.orders.lock(tx, orderId);
     return tx.query<ReplayableDeadLetter>(
       // d.id, not id: the output column "id" is text, and "10" sorts before "9".
       `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
@@ -87,14 +93,7 @@ export class DeadLetterReplayRepository {
   }
 
   /** Lets the order's next events take effect again. */
-  async unblockOrder(tx: Sql, orderId: string): Promise<void> {
-    await tx.execute(
-      `UPDATE orders
-          SET blocked_at = NULL, blocked_reason = NULL,
-              state = CASE WHEN state = 'blocked' THEN 'open' ELSE state END,
-              updated_at = now()
-        WHERE order_id = $1 AND (blocked_at IS NOT NULL OR state = 'blocked')`,
-      [orderId],
-    );
+  unblockOrder(tx: Sql, orderId: string): Promise<void> {
+    return this.orders.unblock(tx, orderId);
   }
 }
