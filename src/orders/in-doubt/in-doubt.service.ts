@@ -284,12 +284,12 @@ export class InDoubtService {
   private async lookUp(call: InDoubtRow, payflowId: string): Promise<PaymentStatus> {
     const payflow = this.deps.payflow;
     if (payflow === null) throw new Error('--payment needs the PAYFLOW_* variables');
-    const currency = call.currency?.trim();
     try {
-      return await payflow.getPaymentStatus(payflowId, {
-        ...(call.organizationId === null ? {} : { organizationId: call.organizationId }),
-        ...(currency === undefined ? {} : { currency }),
-      });
+      // Asked as the organization the bridge sent: a payment of another one is not found.
+      return await payflow.getPaymentStatus(
+        payflowId,
+        call.organizationId === null ? {} : { organizationId: call.organizationId },
+      );
     } catch (error) {
       if (!(error instanceof PayflowError)) throw error;
       const where = call.organizationId === null ? '' : ` in organization ${call.organizationId}`;
@@ -312,10 +312,6 @@ export class InDoubtService {
     if (call.organizationId !== null && status.merchantId !== call.organizationId) {
       return `it belongs to organization ${status.merchantId}, the bridge sent ${call.organizationId}`;
     }
-    const internalRef: unknown = Reflect.get(status.raw, 'internalRef');
-    if (typeof internalRef === 'string' && internalRef !== call.orderId) {
-      return `its internalRef is another order (${internalRef})`;
-    }
     const currency = call.currency?.trim() ?? '';
     const total = call.totalGross ?? '';
     if (status.currency !== currency) {
@@ -326,6 +322,10 @@ export class InDoubtService {
         `its total is ${money(status.totalAmountMinor, status.currency)}, ` +
         `the bridge sent ${money(total, currency)}`
       );
+    }
+    const internalRef: unknown = Reflect.get(status.raw, 'internalRef');
+    if (typeof internalRef === 'string' && internalRef !== call.orderId) {
+      return `its internalRef is another order (${internalRef})`;
     }
     return null;
   }
