@@ -1,5 +1,6 @@
 import { DeadLetterEntity } from './dead-letters/dead-letter.entity.js';
 import { CommandAttemptEntity } from './orders/command-attempt.entity.js';
+import { InDoubtVerdictEntity } from './orders/in-doubt/in-doubt-verdict.entity.js';
 import { OrderEntity } from './orders/order.entity.js';
 import { ProcessedEventEntity } from './orders/processed-event.entity.js';
 import { OutboxEntity } from './outbox/outbox.entity.js';
@@ -28,6 +29,7 @@ export const ENTITIES = [
   PaymentStatusHistoryEntity,
   ProcessedEventEntity,
   CommandAttemptEntity,
+  InDoubtVerdictEntity,
   OutboxEntity,
   DeadLetterEntity,
   WebhookInboxEntity,
