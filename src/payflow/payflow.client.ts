@@ -37,7 +37,6 @@ import type {
   CurrencyCallOptions,
   DeletedDocument,
   Installment,
-  InstallmentInput,
   InstallmentRequest,
   IssuedToken,
   MarkPaidInput,
@@ -56,7 +55,6 @@ import type {
   ResendResponse,
   SettlementCsv,
   SettlementCsvQuery,
-  UpdateInstallmentInput,
   UploadDocumentInput,
 } from './payflow.types.js';
 import type { EncodeContext, WireRequest } from './payflow.wire.js';
@@ -177,43 +175,6 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       case 'delete':
         return this.request(PAYFLOW_ENDPOINTS.deleteInstallment, request, options);
     }
-  }
-
-  /** @deprecated use `installment({ action: 'create', … })` */
-  createInstallment(
-    paymentId: string,
-    input: InstallmentInput,
-    options: CurrencyCallOptions,
-  ): Promise<Installment> {
-    return this.installment({ action: 'create', paymentId, input }, options);
-  }
-
-  /** @deprecated use `installment({ action: 'get', … })` */
-  getInstallment(
-    paymentId: string,
-    installmentId: string,
-    options: CurrencyCallOptions,
-  ): Promise<Installment> {
-    return this.installment({ action: 'get', paymentId, installmentId }, options);
-  }
-
-  /** @deprecated use `installment({ action: 'update', … })` */
-  updateInstallment(
-    paymentId: string,
-    installmentId: string,
-    input: UpdateInstallmentInput,
-    options: CurrencyCallOptions,
-  ): Promise<Installment> {
-    return this.installment({ action: 'update', paymentId, installmentId, input }, options);
-  }
-
-  /** @deprecated use `installment({ action: 'delete', … })` */
-  deleteInstallment(
-    paymentId: string,
-    installmentId: string,
-    options: CurrencyCallOptions,
-  ): Promise<Installment> {
-    return this.installment({ action: 'delete', paymentId, installmentId }, options);
   }
 
   uploadDocument(input: UploadDocumentInput, options: CallOptions = {}): Promise<PayflowDocument> {

@@ -312,31 +312,6 @@ export interface PayflowApi {
    * …/{payflow_id}/installments/{installment_id}. Answers the installment as Payflow has it.
    */
   installment(request: InstallmentRequest, options: CurrencyCallOptions): Promise<Installment>;
-  /** @deprecated `installment({ action: 'create', paymentId, input }, options)` */
-  createInstallment(
-    paymentId: string,
-    input: InstallmentInput,
-    options: CurrencyCallOptions,
-  ): Promise<Installment>;
-  /** @deprecated `installment({ action: 'get', paymentId, installmentId }, options)` */
-  getInstallment(
-    paymentId: string,
-    installmentId: string,
-    options: CurrencyCallOptions,
-  ): Promise<Installment>;
-  /** @deprecated `installment({ action: 'update', paymentId, installmentId, input }, options)` */
-  updateInstallment(
-    paymentId: string,
-    installmentId: string,
-    input: UpdateInstallmentInput,
-    options: CurrencyCallOptions,
-  ): Promise<Installment>;
-  /** @deprecated `installment({ action: 'delete', paymentId, installmentId }, options)` */
-  deleteInstallment(
-    paymentId: string,
-    installmentId: string,
-    options: CurrencyCallOptions,
-  ): Promise<Installment>;
   /** POST /api/payments/uploadDocument */
   uploadDocument(input: UploadDocumentInput, options?: CallOptions): Promise<PayflowDocument>;
   /** DELETE /api/payments/uploadDocument/{payflow_id}/{document_id} */
