@@ -4,6 +4,9 @@
  * failures with back-off (this order waits, the others go on), and give up into the dead-letter sink when the failure policy says so. "Done" means
  * the event took effect or the sink has it; only then may its offset be committed.
  *
+ * Its log lines name the message's trace (`traceId` of its `traceparent` header, when it
+ * has one; the handler's own lines name the trace it started otherwise).
+ *
  * `process` never rejects. It returns `abandoned` when the shutdown signal cut it short
  * (a back-off wait or a failing sink): that offset is not done and will be redelivered.
  */
@@ -15,6 +18,7 @@ import { decideFailure, describeFailure } from './failure-policy.js';
 import type { DecodedEvent, InboundEventCodec, InboundMessage } from './messaging.ports.js';
 import { backoffDelayMs } from '../common/backoff.js';
 import { sleepUnlessAborted } from '../common/sleep.js';
+import { traceIdOfHeader } from '../tracing/tracing.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
@@ -68,7 +72,12 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
       return this.deadLetter(message, null, reason, describeFailure(error), 1, signal);
     }
 
-    const about = { ...where, eventType: event.type, eventId: event.eventId };
+    const about = {
+      ...where,
+      eventType: event.type,
+      eventId: event.eventId,
+      traceId: traceIdOfHeader(message.headers.traceparent),
+    };
     const firstAttemptAt = this.now();
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return 'abandoned';
@@ -146,6 +155,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
       orderId,
       eventId: letter.eventId,
       eventType: letter.eventType,
+      traceId: traceIdOfHeader(message.headers.traceparent),
       reason,
       attempts,
     };

@@ -31,6 +31,8 @@ import {
   type InboundEventCodec,
   type MessageProducer,
 } from './messaging.ports.js';
+import { tracedProducer } from '../tracing/traced-producer.js';
+import { Tracing } from '../tracing/tracing.js';
 import { OrderEventsTransport } from './order-events.transport.js';
 import { createOrderEventsTransport, type OrderEventsOverrides } from './order-events.wiring.js';
 import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
@@ -49,14 +51,21 @@ export class MessagingModule implements OnApplicationShutdown {
       providers: [
         {
           provide: MESSAGE_PRODUCER,
-          inject: [APP_CONFIG, APP_LOGGER],
-          useFactory: async (config: AppConfig, logger: AppLogger): Promise<MessageProducer> => {
+          inject: [APP_CONFIG, APP_LOGGER, { token: Tracing, optional: true }],
+          useFactory: async (
+            config: AppConfig,
+            logger: AppLogger,
+            tracing?: Tracing | null,
+          ): Promise<MessageProducer> => {
             const producer = createKafkaMessageProducer(
               kafkaClientOptionsFromConfig(config, logger),
               { idempotent: config.KAFKA_PRODUCER_IDEMPOTENT, ...options },
             );
             await producer.connect();
-            return producer;
+            // Publish spans only when an SDK records (traced-producer.ts).
+            return tracing === undefined || tracing === null
+              ? producer
+              : tracedProducer(producer, tracing);
           },
         },
       ],

@@ -101,6 +101,18 @@ export function traceIdOf(context: Context): string | undefined {
     : undefined;
 }
 
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}/;
+
+/**
+ * The trace id of a `traceparent` header, cheaply (for log lines about a message): no
+ * context is built. Undefined when the header is missing or malformed.
+ */
+export function traceIdOfHeader(traceparent: string | undefined): string | undefined {
+  if (traceparent === undefined) return undefined;
+  const id = TRACEPARENT.exec(traceparent)?.[1];
+  return id === undefined || id === '00000000000000000000000000000000' ? undefined : id;
+}
+
 /** One step of the bridge: its context (to pass on), its headers (to send) and its end. */
 export interface TraceSpan {
   readonly context: Context;

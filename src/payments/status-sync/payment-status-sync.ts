@@ -58,6 +58,8 @@ export interface ApplyOptions {
   readonly source: SyncSource;
   /** Made from the locked payment (even when the snapshot is stale), emitted with the changes. */
   readonly extraEvents?: (payment: StoredPayment, snapshot: Snapshot) => readonly StatusEvent[];
+  /** W3C trace headers for the events (the webhook's trace, CONTRACT §8). */
+  readonly trace?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 @Injectable()
@@ -111,7 +113,7 @@ export class PaymentStatusSync {
     };
     const extra = options.extraEvents?.(payment, snapshot) ?? [];
     if (!row.fresh) {
-      await this.emit(tx, extra);
+      await this.emit(tx, extra, options.trace);
       return { outcome: 'stale', payment, changes: null, events: extra };
     }
     const installments = await this.installments.forSync(tx, paymentId);
@@ -148,11 +150,15 @@ export class PaymentStatusSync {
       });
     }
     const events = [...changes.events, ...extra];
-    await this.emit(tx, events);
+    await this.emit(tx, events, options.trace);
     return { outcome: 'applied', payment, changes, events };
   }
 
-  private async emit(tx: Sql, events: readonly StatusEvent[]): Promise<void> {
-    await this.outbox.append(tx, events);
+  private async emit(
+    tx: Sql,
+    events: readonly StatusEvent[],
+    trace: ApplyOptions['trace'],
+  ): Promise<void> {
+    await this.outbox.append(tx, events, undefined, trace);
   }
 }

@@ -31,17 +31,32 @@ export interface ClaimedInboxRow {
   readonly kind: string;
   /** The body's bytes as received. */
   readonly body: Buffer;
+  /** The request's W3C trace headers, when it carried them. */
+  readonly trace: { readonly traceparent: string; readonly tracestate?: string } | null;
 }
 
 const insertedRow = z.object({ id: z.string(), inserted: z.boolean() });
 
 const claimedRow = z
-  .object({ id: z.string(), payment_id: z.string(), kind: z.string(), body: z.instanceof(Buffer) })
+  .object({
+    id: z.string(),
+    payment_id: z.string(),
+    kind: z.string(),
+    body: z.instanceof(Buffer),
+    traceparent: z.string().nullable(),
+    tracestate: z.string().nullable(),
+  })
   .transform((row): ClaimedInboxRow => ({
     id: row.id,
     paymentId: row.payment_id,
     kind: row.kind,
     body: row.body,
+    trace:
+      row.traceparent === null
+        ? null
+        : row.tracestate === null
+          ? { traceparent: row.traceparent }
+          : { traceparent: row.traceparent, tracestate: row.tracestate },
   }));
 
 /**
@@ -55,7 +70,8 @@ const CLAIM = `
                    WHERE processed_at IS NULL AND next_attempt_at <= now()
                    ORDER BY next_attempt_at, id
                    LIMIT $1 FOR UPDATE SKIP LOCKED)
-   RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body`;
+   RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body,
+             w.headers->>'traceparent' AS traceparent, w.headers->>'tracestate' AS tracestate`;
 
 const INSERT = `
   INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, headers, verdict)

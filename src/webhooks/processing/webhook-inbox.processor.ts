@@ -20,6 +20,10 @@
  * payment's total and currency (and internalRef, when Payflow sends one); then
  * `resolveInDoubt` marks it created (payment.created) and the status change follows. With
  * no usable hint the rows stay pending with a clear `last_error` (see `order show`).
+ *
+ * Tracing. A payment's rows are processed in one span that continues the trace of the
+ * latest webhook request carrying a `traceparent`, else the trace of the payment's creation
+ * (payments.trace_headers): its Payflow GET and its status events carry that trace.
  */
 import {
   Inject,
@@ -35,6 +39,7 @@ import { mapBounded } from '../../common/map-bounded.js';
 import { Wakeup } from '../../common/wakeup.js';
 import { Database } from '../../database/database.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
+import { withPayflowTrace } from '../../payflow/payflow-trace.js';
 import { IN_DOUBT_RESOLVER, type InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { PaymentRepository, type InboxPayment } from '../../payments/payment.repository.js';
@@ -44,6 +49,7 @@ import {
 } from '../../payments/status-sync/payment-status-sync.js';
 import type { StoredPayment } from '../../payments/status-sync/status-changes.js';
 import { WebhookInboxRepository, type ClaimedInboxRow } from '../inbox/webhook-inbox.repository.js';
+import { contextFromHeaders, Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './inbox-wakeup.js';
 import { webhookHints } from './webhook-hints.js';
 
@@ -123,6 +129,7 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(INBOX_WAKEUP) private readonly inboxWakeup?: InboxWakeup,
     @Optional() @Inject(STATUS_EVENTS_COMMITTED) private readonly committed?: () => void,
+    @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
   ) {
     this.settings = { ...DEFAULTS, ...options };
   }
@@ -209,17 +216,21 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
 
   private async processPayment(paymentId: string, rows: ClaimedInboxRow[]): Promise<GroupOutcome> {
     const ids = rows.map((row) => row.id);
+    let span: TraceSpan | undefined;
     try {
       const payment = await this.payments.forInbox(this.database.sql, paymentId);
       if (payment === null) {
         return await this.finish(ids, 'no such payment');
       }
+      span = this.processSpan(payment, rows);
+      const signal = withPayflowTrace(AbortSignal.any([this.abort.signal]), span.headers());
       let snapshot: Snapshot;
       if (payment.payflowId === null) {
         if (payment.state === 'creation_failed') {
+          span.end();
           return await this.finish(ids, 'the payment creation failed; webhook ignored');
         }
-        snapshot = await this.resolveInDoubt(payment, rows);
+        snapshot = await this.resolveInDoubt(payment, rows, signal);
       } else {
         snapshot = await this.sync.fetch(
           {
@@ -227,14 +238,16 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
             organizationId: payment.organizationId,
             currency: payment.currency,
           },
-          this.abort.signal,
+          signal,
         );
       }
+      const trace = span.headers();
       const terminalRows = rows.filter((row) => row.kind === 'terminal-failure');
       const result = await this.database.transaction(async (tx) => {
         const applied = await this.sync.apply(tx, paymentId, snapshot, {
           source: 'webhook',
           extraEvents: (stored, taken) => terminalFailedEvents(stored, taken, terminalRows),
+          trace,
         });
         await this.inbox.markProcessed(
           tx,
@@ -243,17 +256,23 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
         );
         return applied;
       });
+      span.end();
       return { kind: 'processed', rows: ids.length, events: result.events.length };
     } catch (error) {
+      span?.end(error);
+      const traceId = span?.traceId;
       if (!(error instanceof DeferError) && isPermanent(error)) {
         this.logger.warn(
-          { paymentId, inboxIds: ids, err: describeError(error) },
+          { paymentId, inboxIds: ids, traceId, err: describeError(error) },
           'webhook inbox: permanent failure, rows marked processed',
         );
         return this.finish(ids, describeError(error));
       }
       const message = error instanceof DeferError ? error.message : describeError(error);
-      this.logger.warn({ paymentId, inboxIds: ids, err: message }, 'webhook inbox: retry later');
+      this.logger.warn(
+        { paymentId, inboxIds: ids, traceId, err: message },
+        'webhook inbox: retry later',
+      );
       await this.defer(ids, message);
       return { kind: 'deferred', rows: ids.length };
     }
@@ -267,6 +286,7 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
   private async resolveInDoubt(
     payment: InboxPayment,
     rows: readonly ClaimedInboxRow[],
+    signal: AbortSignal,
   ): Promise<Snapshot> {
     const hints = [
       ...new Set(
@@ -288,7 +308,7 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
       try {
         snapshot = await this.sync.fetch(
           { payflowId: hint, organizationId: payment.organizationId, currency: payment.currency },
-          this.abort.signal,
+          signal,
         );
       } catch (error) {
         if (error instanceof PayflowError && !error.transient) {
@@ -330,6 +350,27 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     }
     throw new DeferError(
       `payment creation in doubt and no webhook hint could be verified: ${problems.join('; ')}`,
+    );
+  }
+
+  /**
+   * The span of a payment's webhooks: under the latest request's own `traceparent`, else
+   * the payment creation's trace, else a new trace.
+   */
+  private processSpan(payment: InboxPayment, rows: readonly ClaimedInboxRow[]): TraceSpan {
+    let parent = payment.traceHeaders;
+    for (const row of rows) if (row.trace !== null) parent = row.trace;
+    return this.tracing.start(
+      'webhook.process',
+      contextFromHeaders(parent === null ? undefined : { ...parent }),
+      {
+        kind: 'consumer',
+        attributes: {
+          'payment.id': payment.id,
+          'order.id': payment.orderId,
+          'webhook.rows': rows.length,
+        },
+      },
     );
   }
 

@@ -2,12 +2,17 @@
  * Accepts one webhook: per-token rate limit, authentication against the payment's
  * api-key hash, then the inbox row written in a shared (group-committed) transaction.
  * Resolves only after the COMMIT; the processor is signalled after it. Never processes.
+ *
+ * An authenticated webhook is received in a span (kind server) under the request's own
+ * `traceparent`, else under the trace of the payment's creation (CONTRACT §8); the request's
+ * headers, stored with the row, keep its trace for the processor.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
+import { contextFromHeaders, traceIdOf, Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import { InboxSignal } from '../inbox/inbox.signal.js';
 import { WebhookInboxRepository } from '../inbox/webhook-inbox.repository.js';
 import { isPlausibleToken, type ReceiveWebhookCommand } from './receive-webhook.command.js';
@@ -32,6 +37,7 @@ export class ReceiveWebhookHandler {
     @Inject(InboxSignal) private readonly signal: InboxSignal,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     @Inject(WEBHOOK_RECEIVER_OPTIONS) options: ResolvedReceiverOptions,
+    @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
   ) {
     this.limiter = new TokenBucketLimiter(options.rateLimitPerSecond, options.rateLimitBurst);
   }
@@ -40,6 +46,37 @@ export class ReceiveWebhookHandler {
     const rate = this.limiter.take(command.token);
     if (!rate.allowed) throw WebhookRejection.rateLimited(rate.retryAfterSeconds);
     const entry = await this.authenticate(command);
+    const span = this.receiveSpan(command, entry);
+    try {
+      const result = await this.store(command, entry, span);
+      span.setAttributes({ 'webhook.outcome': result });
+      span.end();
+      return result;
+    } catch (error) {
+      span.end(error);
+      throw error;
+    }
+  }
+
+  private receiveSpan(command: ReceiveWebhookCommand, entry: TokenEntry): TraceSpan {
+    const own = contextFromHeaders(command.headers);
+    return this.tracing.start(
+      'webhook.receive',
+      traceIdOf(own) !== undefined || entry.traceHeaders === null
+        ? own
+        : contextFromHeaders({ ...entry.traceHeaders }),
+      {
+        kind: 'server',
+        attributes: { 'webhook.kind': command.kind, 'payment.id': entry.paymentId },
+      },
+    );
+  }
+
+  private async store(
+    command: ReceiveWebhookCommand,
+    entry: TokenEntry,
+    span: TraceSpan,
+  ): Promise<ReceiveResult> {
     let outcome;
     try {
       outcome = await this.batcher.run((tx) =>
@@ -53,7 +90,7 @@ export class ReceiveWebhookHandler {
       );
     } catch (error) {
       this.logger.error(
-        { err: error, paymentId: entry.paymentId, kind: command.kind },
+        { err: error, paymentId: entry.paymentId, kind: command.kind, traceId: span.traceId },
         'webhook could not be stored',
       );
       throw WebhookRejection.unavailable();

@@ -7,12 +7,14 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
+import { PaymentRepository, type TokenRow } from '../../payments/payment.repository.js';
 import { WEBHOOK_RECEIVER_OPTIONS, type ResolvedReceiverOptions } from './receiver.options.js';
 
 export interface TokenEntry {
   readonly paymentId: string;
   readonly apiKeyHash: Buffer;
+  /** The W3C trace headers of the payment's creation, which its webhooks continue. */
+  readonly traceHeaders: TokenRow['traceHeaders'];
 }
 
 interface Cached {
@@ -96,7 +98,13 @@ export class WebhookTokenDirectory {
         for (const token of chunk) {
           const row = found.get(token);
           const entry =
-            row === undefined ? null : { paymentId: row.paymentId, apiKeyHash: row.apiKeyHash };
+            row === undefined
+              ? null
+              : {
+                  paymentId: row.paymentId,
+                  apiKeyHash: row.apiKeyHash,
+                  traceHeaders: row.traceHeaders,
+                };
           this.remember(token, {
             entry,
             expiresAt: now + (entry === null ? this.negativeTtlMs : this.ttlMs),
