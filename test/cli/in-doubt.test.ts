@@ -273,14 +273,17 @@ describe('in-doubt list and resolve --payment', () => {
       }),
     );
 
-    // order show: the verdict, and the payment's webhook inbox rows.
+    // order show: the verdict, and the payment's webhook inbox rows (one stored processed,
+    // so that the worker's inbox processor leaves it as it is).
     const { rows } = await db.query<{ id: string }>(
       'SELECT id::text AS id FROM payments WHERE order_id = $1',
       [orderId],
     );
     await db.query(
-      `INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, verdict, last_error)
-       VALUES ($1, 'status-update', $2, '{"api_key":"secret-key"}', 'accepted', 'Payflow 503')`,
+      `INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, verdict, attempts,
+                                 last_error, processed_at)
+       VALUES ($1, 'status-update', $2, '{"api_key":"secret-key"}', 'accepted', 2,
+               'Payflow 503', now())`,
       [rows[0]?.id, `dedupe-${orderId}`],
     );
     const shown = await cli(['order', 'show', orderId]);
@@ -288,7 +291,7 @@ describe('in-doubt list and resolve --payment', () => {
     expect(shown.out).toContain('In-doubt verdicts (1)');
     expect(shown.out).toMatch(/kari\.oncall\s+order\.payment_requested\s+payment_found/);
     expect(shown.out).toMatch(
-      /Webhooks\n.*received.*kind.*\n.*\n.*status-update\s+0\s+0\s+no\s+Payflow 503/,
+      /Webhooks\n.*received.*kind.*\n.*\n.*status-update\s+0\s+2\s+20\d\d-\S+\s+Payflow 503/,
     );
     expect(shown.out).not.toContain('secret-key');
     const shownJson = JSON.parse((await cli(['order', 'show', orderId, '--json'])).out) as {
@@ -303,7 +306,7 @@ describe('in-doubt list and resolve --payment', () => {
       }),
     ]);
     expect(shownJson.payments[0]?.webhooks).toEqual([
-      expect.objectContaining({ kind: 'status-update', processed: false }),
+      expect.objectContaining({ kind: 'status-update', processed: true, attempts: 2 }),
     ]);
   }, 180_000);
 });
