@@ -90,7 +90,10 @@ export class AppModule {
     overrides: WorkerOverrides = {},
   ): DynamicModule {
     const orders = OrdersModule.forRoot(overrides.orders ?? {});
-    const outbox = OutboxModule.forRoot({ relay: overrides.relay ?? {} });
+    // Settlement events have a lane of their own: a big night never delays a status event.
+    const outbox = OutboxModule.forRoot({
+      relay: { bulkTopics: [config.TOPIC_SETTLEMENTS], ...overrides.relay },
+    });
     return {
       module: AppModule,
       imports: [
@@ -157,6 +160,7 @@ export class AppModule {
             timeZone: config.SETTLEMENT_TIMEZONE,
             formats: SETTLEMENT_FORMATS,
             autoStart: config.SETTLEMENT_ENABLED,
+            recheckNights: config.SETTLEMENT_RECHECK_NIGHTS,
             ...overrides.settlements,
           },
         }),

@@ -19,6 +19,7 @@ import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
 import { ReconcileCommand } from './commands/reconcile.command.js';
 import {
   SettlementsCommand,
+  SettlementsForgetCommand,
   SettlementsPullCommand,
   SettlementsStatusCommand,
 } from './commands/settlements.command.js';
@@ -52,6 +53,7 @@ export class CliModule {
         OrderShowCommand,
         ReconcileCommand,
         SettlementsCommand,
+        SettlementsForgetCommand,
         SettlementsPullCommand,
         SettlementsStatusCommand,
         TopicsCommand,

@@ -139,7 +139,12 @@ export const envSchema = z.object({
     .refine((ms) => ms >= 7 * 24 * 3_600_000, {
       message: 'must be at least 7d (longer than Payflow retries a webhook)',
     }),
-  WEBHOOK_PROCESSING_POLL_INTERVAL: duration.default(1_000),
+  /**
+   * New webhooks wake the processor of the replica that stored them at once; this poll
+   * only finds deferred retries (back-off from 5 s) and rows of a replica that died (their
+   * 120 s lease), so it need not cost an idle worker one transaction a second.
+   */
+  WEBHOOK_PROCESSING_POLL_INTERVAL: duration.default(5_000),
   RECONCILE_ENABLED: boolean.default(true),
   RECONCILE_INTERVAL: duration.default(5 * 60_000),
   RECONCILE_RATE_PER_SECOND: positiveInt.default(20),
@@ -162,6 +167,8 @@ export const envSchema = z.object({
     .default('Europe/Oslo'),
   /** Run the nightly settlement pull in this process (the CLI pulls by hand either way). */
   SETTLEMENT_ENABLED: boolean.default(true),
+  /** The nightly run also asks again for this many of the latest pulled nights (0 = none). */
+  SETTLEMENT_RECHECK_NIGHTS: z.coerce.number().int().min(0).max(31).default(0),
 
   /** OpenTelemetry: unset, no spans are exported (the trace headers still propagate). */
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
 import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
+import { RECONCILIATION_METRICS } from '../reconciliation/reconciliation.poller.js';
 import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
@@ -14,6 +15,7 @@ import { MetricsService } from './metrics.service.js';
     { provide: ORDER_EVENTS_METRICS, useExisting: MetricsService },
     { provide: OUTBOX_RELAY_METRICS, useExisting: MetricsService },
     { provide: SETTLEMENT_METRICS, useExisting: MetricsService },
+    { provide: RECONCILIATION_METRICS, useExisting: MetricsService },
     // Features that register their own metrics (the webhook receiver) take the registry.
     {
       provide: Registry,
@@ -26,6 +28,7 @@ import { MetricsService } from './metrics.service.js';
     ORDER_EVENTS_METRICS,
     OUTBOX_RELAY_METRICS,
     SETTLEMENT_METRICS,
+    RECONCILIATION_METRICS,
     Registry,
   ],
 })

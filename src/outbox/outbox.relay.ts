@@ -30,7 +30,8 @@
  * LISTEN connection delivers). An idle relay sleeps `idlePollMs` (30 s): its idle pass is
  * the safety net for rows nobody announced, and bucket ownership, revisited every
  * `rebalanceIntervalMs` while rows flow, is revisited with it, or at once when a relay
- * joins or leaves. While the LISTEN connection is down it polls every `deafPollMs`.
+ * joins or leaves. While rows flow, or the LISTEN connection is down, an empty pass is
+ * followed by `activePollMs` (500 ms) as before, so load sees no added latency.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../common/logger.module.js';

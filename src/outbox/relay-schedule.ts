@@ -2,9 +2,10 @@
  * When the outbox relay does its periodic work, apart from the loop so that the rule is
  * read (and tested) in one place. Busy (rows seen or announced within the last
  * `rebalanceIntervalMs` × 5) it keeps the short intervals: rebalance every
- * `rebalanceIntervalMs`, metrics every `metricsIntervalMs`. Idle it does both with its idle
- * pass (`idlePollMs`, 30 s while LISTENing), so an idle replica runs a few statements a
- * minute instead of several a second. A relay joining or leaving asks for a rebalance now.
+ * `rebalanceIntervalMs`, metrics every `metricsIntervalMs`, and an empty pass is followed by
+ * `activePollMs` (500 ms, the old idle poll). Idle it does all three with its idle pass
+ * (`idlePollMs`, 30 s while LISTENing), so an idle replica runs a few statements a minute
+ * instead of several a second. A relay joining or leaving asks for a rebalance now.
  */
 import type { RelaySettings } from './relay.options.js';
 
@@ -20,7 +21,7 @@ export class RelaySchedule {
   constructor(
     private readonly settings: Pick<
       RelaySettings,
-      'idlePollMs' | 'deafPollMs' | 'busyPollMs' | 'rebalanceIntervalMs' | 'metricsIntervalMs'
+      'idlePollMs' | 'activePollMs' | 'busyPollMs' | 'rebalanceIntervalMs' | 'metricsIntervalMs'
     >,
     /** Whether wake-ups from other processes are heard now (the LISTEN connection is up). */
     private readonly listening: () => boolean,
@@ -47,10 +48,20 @@ export class RelaySchedule {
     return now - this.lastActiveAt < this.settings.rebalanceIntervalMs * 5;
   }
 
-  /** The pause after a pass that found nothing: long while LISTENing, short while deaf. */
-  idlePause(): number {
-    const { idlePollMs, deafPollMs } = this.settings;
-    return this.listening() ? idlePollMs : Math.min(idlePollMs, deafPollMs);
+  /**
+   * The pause after a pass that found nothing: long while idle and LISTENing; short while
+   * rows flow (as before LISTEN/NOTIFY: no added latency under load) or while deaf.
+   */
+  idlePause(now: number = this.clock()): number {
+    const { idlePollMs, activePollMs } = this.settings;
+    const short = this.isBusy(now) || !this.listening();
+    return short ? Math.min(idlePollMs, activePollMs) : idlePollMs;
+  }
+
+  /** The idle pass's interval, whatever the state: what idle periodic work follows. */
+  private idleInterval(): number {
+    const { idlePollMs, activePollMs } = this.settings;
+    return this.listening() ? idlePollMs : Math.min(idlePollMs, activePollMs);
   }
 
   /** Whether to rebalance now; if so, counts it as done. */
@@ -67,7 +78,7 @@ export class RelaySchedule {
     const now = this.clock();
     const every = this.isBusy(now)
       ? this.settings.metricsIntervalMs
-      : Math.max(this.settings.metricsIntervalMs, this.idlePause());
+      : Math.max(this.settings.metricsIntervalMs, this.idleInterval());
     if (now - this.lastMetricsAt + TIMER_SLACK_MS < every) return false;
     this.lastMetricsAt = now;
     return true;
@@ -76,7 +87,7 @@ export class RelaySchedule {
   /** How long to sleep after a pass, cut short by a due retry (`retryAt`) or rebalance. */
   pauseAfter(published: number, retryAt: number | undefined): number {
     const now = this.clock();
-    let until = now + (published > 0 ? this.settings.busyPollMs : this.idlePause());
+    let until = now + (published > 0 ? this.settings.busyPollMs : this.idlePause(now));
     if (retryAt !== undefined) until = Math.min(until, retryAt);
     until = Math.min(until, Math.max(now, this.rebalanceDueAt(now)));
     return until - now;
@@ -86,7 +97,7 @@ export class RelaySchedule {
   private rebalanceDueAt(now: number): number {
     const every = this.isBusy(now)
       ? this.settings.rebalanceIntervalMs
-      : Math.max(this.settings.rebalanceIntervalMs, this.idlePause());
+      : Math.max(this.settings.rebalanceIntervalMs, this.idleInterval());
     return this.lastRebalanceAt + every;
   }
 }

@@ -16,8 +16,13 @@ export interface OutboxRelayOptions {
    * a writer's NOTIFY cut it short. Default 30 s.
    */
   readonly idlePollMs?: number;
-  /** The same while the LISTENing connection is down (wake-ups from elsewhere are lost). Default 500 ms. */
-  readonly deafPollMs?: number;
+  /**
+   * The pause after a pass that found nothing while rows flowed lately (within
+   * `rebalanceIntervalMs` × 5), or while the LISTEN connection is down: under load a relay
+   * polls as it always did, so that rows whose writer wakes it late (at the end of a
+   * long pass of its own) wait no longer than before. Default 500 ms.
+   */
+  readonly activePollMs?: number;
   /**
    * How often bucket ownership is revisited (take free buckets, give back extra ones)
    * while rows flow. An idle relay revisits it with its idle pass instead, and at once
@@ -88,7 +93,7 @@ const DEFAULTS: RelaySettings = {
   batchSize: 500,
   busyPollMs: 50,
   idlePollMs: 30_000,
-  deafPollMs: 500,
+  activePollMs: 500,
   rebalanceIntervalMs: 2_000,
   bulkTopics: [],
   bulkBatchSize: 2_000,

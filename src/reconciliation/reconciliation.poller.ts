@@ -9,6 +9,10 @@
  * One pass at a time in a group of replicas: a pass holds a session advisory lock
  * (pg_try_advisory_lock) on a dedicated connection; a replica that finds it taken skips
  * its turn. The loop (setTimeout) starts on application bootstrap and stops on shutdown.
+ * An idle worker pays three statements a pass (lock, one page, unlock): every 5 min.
+ *
+ * Metrics (ReconciliationMetrics): every poll by outcome, and the open payments each pass
+ * watched.
  */
 import {
   Inject,
@@ -30,6 +34,19 @@ import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.j
 export const RECONCILIATION_OPTIONS = Symbol('RECONCILIATION_OPTIONS');
 /** Called after a pass that wrote status events (wakes the outbox relay). */
 export const RECONCILIATION_EVENTS_COMMITTED = Symbol('RECONCILIATION_EVENTS_COMMITTED');
+
+export const RECONCILIATION_METRICS = Symbol('RECONCILIATION_METRICS');
+
+/** How one payment's poll ended. */
+export type PollOutcome = 'unchanged' | 'changed' | 'stale' | 'failed';
+
+/** What the poller reports to monitoring (the worker's prom-client registry). */
+export interface ReconciliationMetrics {
+  /** One GET paymentStatus of a pass, by outcome. */
+  polled(outcome: PollOutcome): void;
+  /** A pass that ran: how many open payments it watched. */
+  passDone(result: PassResult): void;
+}
 
 /** pg_try_advisory_lock(namespace, key) of the reconciliation pass. */
 export const RECONCILIATION_LOCK = { namespace: 0x72636e01, key: 1 } as const;
@@ -117,6 +134,7 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
     @Optional() @Inject(RECONCILIATION_OPTIONS) options?: ReconciliationOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(RECONCILIATION_EVENTS_COMMITTED) private readonly committed?: () => void,
+    @Optional() @Inject(RECONCILIATION_METRICS) private readonly metrics?: ReconciliationMetrics,
   ) {
     this.settings = { ...DEFAULTS, ...options };
   }
@@ -148,6 +166,7 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
       this.timer = null;
       const pass = this.runPass()
         .then((result) => {
+          if (result.ran) this.metrics?.passDone(result);
           if (result.ran && (result.changed.length > 0 || result.failed.length > 0)) {
             this.logger.info(
               {
@@ -226,11 +245,18 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
           );
           const result = await this.sync.applyNow(payment.id, snapshot, { source: 'poll' });
           events += result.events.length;
+          // Wake the relay now, not at the end of a pass that may take minutes.
+          if (result.events.length > 0) this.committed?.();
           const change = result.changes?.payment ?? null;
           const installmentChanges = result.changes?.installments.length ?? 0;
-          if (result.outcome === 'stale') stale += 1;
-          else if ((result.changes?.events.length ?? 0) === 0) unchanged += 1;
-          else {
+          if (result.outcome === 'stale') {
+            stale += 1;
+            this.metrics?.polled('stale');
+          } else if ((result.changes?.events.length ?? 0) === 0) {
+            unchanged += 1;
+            this.metrics?.polled('unchanged');
+          } else {
+            this.metrics?.polled('changed');
             changed.push({
               orderId: payment.orderId,
               paymentId: payment.id,
@@ -244,6 +270,7 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
             });
           }
         } catch (error) {
+          this.metrics?.polled('failed');
           failed.push({
             orderId: payment.orderId,
             paymentId: payment.id,
@@ -257,7 +284,6 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
         }
       });
     }
-    if (events > 0) this.committed?.();
     return {
       ran: true,
       checked,

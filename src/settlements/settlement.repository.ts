@@ -36,7 +36,8 @@ export interface NightRow {
   readonly organizationId: string;
   readonly date: string;
   readonly format: string;
-  readonly status: 'missing' | 'pulled';
+  /** `forgotten`: an operator gave the night up (`settlements forget`); no run pulls it. */
+  readonly status: 'missing' | 'pulled' | 'forgotten';
   readonly fileId: string | null;
   readonly attempts: number;
   readonly lastAttemptAt: Date | null;
@@ -188,7 +189,12 @@ export class SettlementRepository {
   /** Every tracked night in a date range (all organizations when `organizationId` is null). */
   async nights(
     sql: Sql,
-    range: { from: string; to: string; organizationId: string | null; status?: 'missing' },
+    range: {
+      from: string;
+      to: string;
+      organizationId: string | null;
+      status?: 'missing' | 'forgotten';
+    },
   ): Promise<NightRow[]> {
     return sql.query<NightRow>(
       `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
@@ -198,6 +204,55 @@ export class SettlementRepository {
         ORDER BY settlement_date, organization_id, format`,
       [range.from, range.to, range.organizationId, range.status ?? null],
     );
+  }
+
+  /** An organization's pulled nights from `from` to `to`, oldest first (the nightly recheck). */
+  async pulledNights(
+    sql: Sql,
+    organizationId: string,
+    format: string,
+    range: { from: string; to: string },
+  ): Promise<NightRow[]> {
+    return sql.query<NightRow>(
+      `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
+        WHERE organization_id = $1 AND format = $2 AND status = 'pulled'
+          AND settlement_date BETWEEN $3::date AND $4::date
+        ORDER BY settlement_date`,
+      [organizationId, format, range.from, range.to],
+    );
+  }
+
+  /**
+   * Gives up the `missing` nights of `date` (of one organization, or all when null, and
+   * of `format`, or all when null): they become `forgotten`, and no run pulls them again.
+   * Returns every tracked night of that date, as it is now, with `forgotten` true for
+   * those this call changed.
+   */
+  async forgetNights(
+    sql: Sql,
+    date: string,
+    organizationId: string | null,
+    format: string | null,
+  ): Promise<{ night: NightRow; forgotten: boolean }[]> {
+    const changed = await sql.query<{ organizationId: string; format: string }>(
+      `UPDATE settlement_nights SET status = 'forgotten'
+        WHERE settlement_date = $1::date AND status = 'missing'
+          AND ($2::text IS NULL OR organization_id = $2) AND ($3::text IS NULL OR format = $3)
+        RETURNING organization_id AS "organizationId", format`,
+      [date, organizationId, format],
+    );
+    const forgotten = new Set(changed.map((row) => `${row.organizationId}\u0000${row.format}`));
+    const nights = await sql.query<NightRow>(
+      `SELECT ${NIGHT_COLUMNS} FROM settlement_nights
+        WHERE settlement_date = $1::date
+          AND ($2::text IS NULL OR organization_id = $2) AND ($3::text IS NULL OR format = $3)
+        ORDER BY organization_id, format`,
+      [date, organizationId, format],
+    );
+    return nights.map((night) => ({
+      night,
+      forgotten: forgotten.has(`${night.organizationId}\u0000${night.format}`),
+    }));
   }
 
   async markPulled(

@@ -17,7 +17,10 @@ import {
   SETTLEMENT_EVENTS_COMMITTED,
 } from './nightly/nightly-settlements.cron.js';
 import { NightlySettlementsRunner } from './nightly/nightly-settlements.runner.js';
-import { PullSettlementHandler } from './pull/pull-settlement.handler.js';
+import {
+  PullSettlementHandler,
+  SETTLEMENT_NIGHT_COMMITTED,
+} from './pull/pull-settlement.handler.js';
 import { SettlementRepository } from './settlement.repository.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from './settlements.options.js';
 
@@ -38,6 +41,7 @@ export class SettlementsModule {
           inject: [{ token: OutboxRelay, optional: true }],
           useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
         },
+        { provide: SETTLEMENT_NIGHT_COMMITTED, useExisting: SETTLEMENT_EVENTS_COMMITTED },
         Database,
         SettlementRepository,
         PullSettlementHandler,

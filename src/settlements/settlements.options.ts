@@ -10,6 +10,11 @@ export interface SettlementsOptions {
   readonly timeZone: string;
   /** Formats pulled every night. Payflow's sandbox knows `standard` only. */
   readonly formats: readonly SettlementFormat[];
+  /**
+   * SETTLEMENT_RECHECK_NIGHTS: the nightly run also asks again for this many of the latest
+   * nights already pulled, so that a file Payflow changed later is found. Default 0.
+   */
+  readonly recheckNights?: number;
   /** Register the cron job with the application. Default true. */
   readonly autoStart?: boolean;
 }

@@ -157,6 +157,36 @@ describe('payflow-bridge settlements pull', () => {
     expect(status.out).toContain('1 night(s): 0 pulled, 1 missing.');
   });
 
+  it('--recheck N asks again for the last N nights and finds a file Payflow changed', async () => {
+    await seedSettlements(sandbox, { date: last, movements: [{ grossAmount: '20.00' }] });
+    const result = await settlements(['pull', '--recheck', '3', '--org', 'org-1']);
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(new RegExp(`org-1  ${last}  standard  CHANGED +v2`));
+    expect(result.out).toContain('Pulled 3 night(s)');
+    const mixed = await settlements(['pull', '--recheck', '3', '--from', first]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.err).toContain('--recheck takes the place of --from and --to');
+  });
+
+  it('forget gives up a missing night, idempotently, and says what it did', async () => {
+    const night = isoDay(-8);
+    const forgot = await settlements(['forget', '--night', night, '--org', 'org-1']);
+    expect(forgot.code).toBe(0);
+    expect(forgot.out).toContain(
+      `org-1  ${night}  standard  forgotten (was missing after 1 attempt(s)`,
+    );
+    expect(forgot.out).toContain('Forgot 1 night(s)');
+    const again = await settlements(['forget', '--night', night]);
+    expect(again.code).toBe(0);
+    expect(again.out).toContain(`org-1  ${night}  standard  already forgotten`);
+    expect(again.out).toContain('Forgot 0 night(s)');
+    expect((await nightsOf(db)).find((row) => row.date === night)).toMatchObject({
+      status: 'forgotten',
+    });
+    const none = await settlements(['forget', '--night', isoDay(-200)]);
+    expect(none.out).toContain('nothing to forget');
+  });
+
   it('refuses bad ranges with a usage error (exit code 2) before touching anything', async () => {
     const cases: [string[], string][] = [
       [['pull', '--to', last], 'settlements pull needs --from and --to'],

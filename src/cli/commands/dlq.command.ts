@@ -87,7 +87,8 @@ export class DlqReplayCommand extends CliCommand {
     };
     const database = await this.resources.database();
     const letters = new DeadLetterReplayRepository();
-    const outbox = new OutboxRepository();
+    // No relay runs in the CLI: the transaction NOTIFYs the workers' relays itself.
+    const outbox = new OutboxRepository({ notifyInTransaction: true });
     const topic = this.config.TOPIC_ORDERS;
 
     if (options.dryRun === true) {

@@ -3,6 +3,7 @@ import { Command } from 'nest-commander';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { PaymentStatusSync } from '../../payments/status-sync/payment-status-sync.js';
@@ -59,7 +60,10 @@ export class ReconcileCommand extends CliCommand {
     try {
       const sync = new PaymentStatusSync(
         database,
-        OutboxWriter.forTopics(outboundTopicsFromConfig(this.config)),
+        new OutboxWriter(
+          new OutboxRepository({ notifyInTransaction: true }),
+          outboundTopicsFromConfig(this.config),
+        ),
         client,
       );
       const poller = new ReconciliationPoller(database, sync, { autoStart: false }, this.logger);

@@ -6,8 +6,15 @@
  * night both pull stores one file. A night pulled again stores nothing unless Payflow's
  * file changed (then both versions are kept, and the output says so).
  *
+ * `--recheck N` instead of --from/--to asks again for the last N nights (up to
+ * yesterday), so that a file Payflow changed after it was pulled is found.
+ *
  * `settlements status [--from] [--to] [--org] [--missing]`: the tracked nights, with the
  * attempts and last error of those still missing.
+ *
+ * `settlements forget --night D [--org] [--format]`: gives up a `missing` night that cannot
+ * be pulled (Payflow will never have it), so that runs stop asking for it and it stops
+ * counting as missing. Idempotent; it says what it did to each tracked night of that date.
  */
 import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
@@ -15,6 +22,7 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
+import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
@@ -28,7 +36,12 @@ import { CLI_CONFIG, CliResources } from '../cli.resources.js';
 import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createSettlementProgress } from './settlement-progress.js';
-import { describeNights, describePulls, type NightPulled } from './settlements.view.js';
+import {
+  describeForgotten,
+  describeNights,
+  describePulls,
+  type NightPulled,
+} from './settlements.view.js';
 
 /** Longest range one command pulls (a year and a day). */
 export const MAX_PULL_DAYS = 366;
@@ -53,9 +66,18 @@ function parseFormat(value: string): SettlementFormat {
   return format;
 }
 
+function parseRecheck(value: string): number {
+  const nights = Number(value);
+  if (!/^\d+$/.test(value) || nights < 1 || nights > MAX_PULL_DAYS) {
+    throw new Error(`--recheck must be a number of nights from 1 to ${MAX_PULL_DAYS}`);
+  }
+  return nights;
+}
+
 interface PullOptions {
   readonly from?: string;
   readonly to?: string;
+  readonly recheck?: number;
   readonly org?: string;
   readonly format?: SettlementFormat;
 }
@@ -86,6 +108,14 @@ export class SettlementsPullCommand extends CliCommand {
     return usage(() => parseDate('--to', value));
   }
 
+  @Option({
+    flags: '--recheck <nights>',
+    description: 'instead of --from/--to: the last N nights up to yesterday, asked for again',
+  })
+  parseRecheck(value: string): number {
+    return usage(() => parseRecheck(value));
+  }
+
   @Option({ flags: '--org <id>', description: 'only this organization' })
   parseOrg(value: string): string {
     return usage(() => parseOrganization(value));
@@ -101,14 +131,21 @@ export class SettlementsPullCommand extends CliCommand {
 
   async run(args: string[], options: PullOptions = {}): Promise<void> {
     this.noExtraArguments(args);
-    const { from, to } = options;
-    if (from === undefined || to === undefined) {
-      throw new UsageError('settlements pull needs --from and --to');
-    }
-    if (from > to) throw new UsageError('--from must not be after --to');
     // Today's file is not complete, and a stored night is not pulled again by the nightly
     // run: the newest night a pull may take is yesterday, as the nightly run sees it.
     const lastNight = previousNight(new Date(), this.config.SETTLEMENT_TIMEZONE);
+    let { from, to } = options;
+    if (options.recheck !== undefined) {
+      if (from !== undefined || to !== undefined) {
+        throw new UsageError('--recheck takes the place of --from and --to: give one or the other');
+      }
+      from = addDays(lastNight, -(options.recheck - 1));
+      to = lastNight;
+    }
+    if (from === undefined || to === undefined) {
+      throw new UsageError('settlements pull needs --from and --to (or --recheck N)');
+    }
+    if (from > to) throw new UsageError('--from must not be after --to');
     if (to > lastNight) {
       throw new UsageError(
         `--to ${to} is not over yet: the newest complete night is ${lastNight} ` +
@@ -122,7 +159,11 @@ export class SettlementsPullCommand extends CliCommand {
     const payflowConfig = loadCliPayflowConfig(this.config);
     const database = await this.resources.database();
     const client = new PayflowClient(payflowClientOptionsFromConfig(payflowConfig), this.logger);
-    const outbox = OutboxWriter.forTopics(outboundTopicsFromConfig(this.config));
+    // No relay runs in the CLI: the transaction NOTIFYs the workers' relays itself.
+    const outbox = new OutboxWriter(
+      new OutboxRepository({ notifyInTransaction: true }),
+      outboundTopicsFromConfig(this.config),
+    );
     const topic = this.config.TOPIC_SETTLEMENTS;
     try {
       const handler = new PullSettlementHandler(
@@ -259,10 +300,59 @@ export class SettlementsStatusCommand extends CliCommand {
   }
 }
 
+interface ForgetOptions {
+  readonly night?: string;
+  readonly org?: string;
+  readonly format?: SettlementFormat;
+}
+
+@SubCommand({
+  name: 'forget',
+  description:
+    'give up a missing night that cannot be pulled (--night, every organization or --org): ' +
+    'no run asks for it again; a pull by hand still can',
+})
+export class SettlementsForgetCommand extends CliCommand {
+  constructor(
+    @Inject(CLI_RUNTIME) runtime: CliRuntime,
+    @Inject(CliResources) private readonly resources: CliResources,
+  ) {
+    super(runtime);
+  }
+
+  @Option({ flags: '--night <date>', description: 'the night, YYYY-MM-DD (required)' })
+  parseNight(value: string): string {
+    return usage(() => parseDate('--night', value));
+  }
+
+  @Option({ flags: '--org <id>', description: 'only this organization' })
+  parseOrg(value: string): string {
+    return usage(() => parseOrganization(value));
+  }
+
+  @Option({ flags: '--format <format>', description: 'only this format' })
+  parseFormat(value: string): SettlementFormat {
+    return usage(() => parseFormat(value));
+  }
+
+  async run(args: string[], options: ForgetOptions = {}): Promise<void> {
+    this.noExtraArguments(args);
+    if (options.night === undefined) throw new UsageError('settlements forget needs --night');
+    const database = await this.resources.database();
+    const nights = await new SettlementRepository().forgetNights(
+      database.sql,
+      options.night,
+      options.org ?? null,
+      options.format ?? null,
+    );
+    this.runtime.out(describeForgotten(options.night, options.org ?? null, nights));
+  }
+}
+
 @Command({
   name: 'settlements',
   description: 'nightly settlement files',
-  subCommands: [SettlementsPullCommand, SettlementsStatusCommand],
+  subCommands: [SettlementsPullCommand, SettlementsStatusCommand, SettlementsForgetCommand],
 })
 export class SettlementsCommand extends CliCommand {
   constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {

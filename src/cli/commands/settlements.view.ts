@@ -88,6 +88,34 @@ export function describeNights(nights: readonly NightRow[]): string {
     return `${base}${file}${error}`;
   });
   const missing = nights.filter((night) => night.status === 'missing').length;
-  lines.push(`${nights.length} night(s): ${nights.length - missing} pulled, ${missing} missing.`);
+  const forgotten = nights.filter((night) => night.status === 'forgotten').length;
+  const pulled = nights.length - missing - forgotten;
+  const given = forgotten > 0 ? `, ${forgotten} forgotten` : '';
+  lines.push(`${nights.length} night(s): ${pulled} pulled, ${missing} missing${given}.`);
+  return lines.join('\n');
+}
+
+/** What `settlements forget` did to each tracked night of `date`. */
+export function describeForgotten(
+  date: string,
+  organizationId: string | null,
+  nights: readonly { night: NightRow; forgotten: boolean }[],
+): string {
+  if (nights.length === 0) {
+    const whose = organizationId === null ? '' : ` of ${organizationId}`;
+    return `No night${whose} is tracked for ${date}: nothing to forget.`;
+  }
+  const lines = nights.map(({ night, forgotten }) => {
+    const where = `${night.organizationId}  ${night.date}  ${night.format}`;
+    if (forgotten) {
+      const error =
+        night.lastError === null ? '' : `; last error: ${sanitizeText(night.lastError)}`;
+      return `${where}  forgotten (was missing after ${night.attempts} attempt(s)${error})`;
+    }
+    if (night.status === 'forgotten') return `${where}  already forgotten`;
+    return `${where}  left as it is: ${night.status}, not missing`;
+  });
+  const changed = nights.filter((entry) => entry.forgotten).length;
+  lines.push(`Forgot ${changed} night(s); no run asks Payflow for them again.`);
   return lines.join('\n');
 }

@@ -7,6 +7,10 @@
  * nights are caught up in date order, while a permanent one (4xx) does not hold back the
  * later nights.
  *
+ * With `recheckNights` (SETTLEMENT_RECHECK_NIGHTS) N > 0, the run then asks Payflow again
+ * for the organization's last N nights already pulled: a file Payflow changed since is
+ * stored as a new version and published again; an unchanged one stores nothing.
+ *
  * One run at a time across replicas: the run holds a session advisory lock on a dedicated
  * connection (pg_try_advisory_lock); a replica that finds it taken skips its turn. Each
  * night's pull also takes its own lock, so an operator's `settlements pull` can run at the
@@ -18,7 +22,9 @@ import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
+import type { SettlementFormat } from '../../payflow/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
+import { addDays } from '../../common/calendar.js';
 import { nightsToTrack, previousNight } from '../nights.js';
 import { PullSettlementHandler, type PullResult } from '../pull/pull-settlement.handler.js';
 import { SettlementPullError } from '../settlement.errors.js';
@@ -33,6 +39,8 @@ export interface NightReport {
   readonly date: string;
   readonly format: string;
   readonly result: PullResult;
+  /** A night pulled before, asked for again (SETTLEMENT_RECHECK_NIGHTS). */
+  readonly recheck?: boolean;
 }
 
 export interface NightFailure {
@@ -110,6 +118,7 @@ export class NightlySettlementsRunner {
           (night) => night.date <= lastNight,
         );
         let remaining = missing.length;
+        let transientFailure = false;
         for (const night of missing) {
           if (signal?.aborted === true) break;
           const key = { organizationId: organization.id, date: night.date, format };
@@ -132,10 +141,17 @@ export class NightlySettlementsRunner {
               { ...key, attempts: night.attempts + 1, err: describeError(error) },
               'settlement night not pulled; it stays missing and is tried again next run',
             );
-            if (transient) break;
+            if (transient) {
+              transientFailure = true;
+              break;
+            }
           }
         }
         stillMissing += remaining;
+        if (!transientFailure && signal?.aborted !== true) {
+          const done = new Set(pulled.map((report) => `${report.organizationId}/${report.date}`));
+          await this.recheck(organization.id, format, lastNight, done, pulled, failed, signal);
+        }
       }
     }
     return {
@@ -147,5 +163,47 @@ export class NightlySettlementsRunner {
       stillMissing,
       durationMs: Date.now() - started,
     };
+  }
+
+  /** Asks again for the last `recheckNights` nights already pulled (not those just pulled). */
+  private async recheck(
+    organizationId: string,
+    format: SettlementFormat,
+    lastNight: string,
+    done: ReadonlySet<string>,
+    pulled: NightReport[],
+    failed: NightFailure[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const count = this.options.recheckNights ?? 0;
+    if (count <= 0) return;
+    const range = { from: addDays(lastNight, -(count - 1)), to: lastNight };
+    const nights = await this.settlements.pulledNights(
+      this.database.sql,
+      organizationId,
+      format,
+      range,
+    );
+    for (const night of nights) {
+      if (signal?.aborted === true) return;
+      if (done.has(`${organizationId}/${night.date}`)) continue;
+      const key = { organizationId, date: night.date, format };
+      try {
+        const result = await this.pull.execute({ ...key, trigger: 'cron' }, undefined, signal);
+        pulled.push({ ...key, result, recheck: true });
+      } catch (error) {
+        const transient = !(error instanceof SettlementPullError) || error.transient;
+        failed.push({
+          ...key,
+          transient,
+          error: error instanceof SettlementPullError ? error.reason : describeError(error),
+        });
+        this.logger.warn(
+          { ...key, err: describeError(error) },
+          'settlement night not rechecked; its stored file stays as it is',
+        );
+        if (transient) return;
+      }
+    }
   }
 }

@@ -61,6 +61,9 @@ interface IngestStats {
   readonly linkedRows: number;
 }
 
+/** Called after each pull that committed events (wakes the outbox relay: idle, it sleeps 30 s). */
+export const SETTLEMENT_NIGHT_COMMITTED = Symbol('SETTLEMENT_NIGHT_COMMITTED');
+
 @Injectable()
 export class PullSettlementHandler {
   constructor(
@@ -69,6 +72,7 @@ export class PullSettlementHandler {
     @Inject(OutboxWriter) private readonly outbox: OutboxWriter,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+    @Optional() @Inject(SETTLEMENT_NIGHT_COMMITTED) private readonly committed?: () => void,
   ) {}
 
   /** Throws SettlementPullError (after recording the failed attempt) when nothing was stored. */
@@ -108,6 +112,7 @@ export class PullSettlementHandler {
       throw failure;
     }
     const durationMs = Date.now() - started;
+    if (result.outcome === 'stored' || result.outcome === 'changed') this.committed?.();
     if (result.outcome === 'changed') {
       this.logger.warn(
         {
