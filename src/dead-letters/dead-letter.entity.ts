@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * An order event that could not take effect, kept with its original key and value so that
@@ -9,48 +10,22 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Index('dead_letters_origin_key', ['topic', 'partition', 'offset'], { unique: true })
 @Index('dead_letters_order_idx', ['orderId', 'id'])
 export class DeadLetterEntity {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
-  id!: string;
-
-  @Column({ name: 'order_id', type: 'text', nullable: true })
-  orderId!: string | null;
-
-  @Column({ name: 'event_id', type: 'text', nullable: true })
-  eventId!: string | null;
-
-  @Column({ name: 'event_type', type: 'text', nullable: true })
-  eventType!: string | null;
-
-  @Column({ type: 'text' })
-  reason!: string;
-
-  @Column({ type: 'text' })
-  error!: string;
-
-  @Column({ type: 'text' })
-  topic!: string;
-
-  @Column({ type: 'int' })
-  partition!: number;
-
-  @Column({ type: 'bigint' })
-  offset!: string;
-
-  @Column({ type: 'bytea', nullable: true })
-  key!: Buffer | null;
-
-  @Column({ type: 'bytea', nullable: true })
-  value!: Buffer | null;
+  @col.bigintId() id!: string;
+  @col.text('order_id', { nullable: true }) orderId!: string | null;
+  @col.text('event_id', { nullable: true }) eventId!: string | null;
+  @col.text('event_type', { nullable: true }) eventType!: string | null;
+  @col.text() reason!: string;
+  @col.text() error!: string;
+  @col.text() topic!: string;
+  @col.int() partition!: number;
+  @col.bigint() offset!: string;
+  @col.bytes('key', { nullable: true }) key!: Buffer | null;
+  @col.bytes('value', { nullable: true }) value!: Buffer | null;
 
   @Column({ type: 'jsonb', default: () => `'{}'` })
   headers!: Record<string, string>;
 
-  @Column({ type: 'int' })
-  attempts!: number;
-
-  @Column({ name: 'failed_at', type: 'timestamptz', default: () => 'now()' })
-  failedAt!: Date;
-
-  @Column({ name: 'replayed_at', type: 'timestamptz', nullable: true })
-  replayedAt!: Date | null;
+  @col.int() attempts!: number;
+  @col.now('failed_at') failedAt!: Date;
+  @col.timestamp('replayed_at', { nullable: true }) replayedAt!: Date | null;
 }

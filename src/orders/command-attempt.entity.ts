@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * A Payflow call made for an order event, recorded before the call. A row still `started`
@@ -9,47 +10,32 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'command_attempts' })
 @Index('command_attempts_open_idx', ['leaseUntil'], { where: `"state" = 'started'` })
 export class CommandAttemptEntity {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
-  id!: string;
+  @col.bigintId() id!: string;
 
   @Index('command_attempts_event_id_key', { unique: true })
-  @Column({ name: 'event_id', type: 'uuid' })
+  @col.uuid('event_id')
   eventId!: string;
 
-  @Column({ name: 'order_id', type: 'text' })
-  orderId!: string;
+  @col.text('order_id') orderId!: string;
 
   /** The event type whose command this is. */
-  @Column({ type: 'text' })
-  command!: string;
+  @col.text() command!: string;
 
   /** started, succeeded, failed, in_doubt, resolved. */
-  @Column({ type: 'text' })
-  state!: string;
+  @col.text() state!: string;
 
   /** Instance id of the worker that made the call. */
-  @Column({ type: 'text' })
-  owner!: string;
+  @col.text() owner!: string;
 
-  @Column({ name: 'lease_until', type: 'timestamptz' })
-  leaseUntil!: Date;
-
-  @Column({ name: 'payment_id', type: 'uuid', nullable: true })
-  paymentId!: string | null;
-
-  @Column({ name: 'error_code', type: 'text', nullable: true })
-  errorCode!: string | null;
-
-  @Column({ name: 'started_at', type: 'timestamptz', default: () => 'now()' })
-  startedAt!: Date;
-
-  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
-  finishedAt!: Date | null;
+  @col.timestamp('lease_until') leaseUntil!: Date;
+  @col.uuid('payment_id', { nullable: true }) paymentId!: string | null;
+  @col.text('error_code', { nullable: true }) errorCode!: string | null;
+  @col.now('started_at') startedAt!: Date;
+  @col.timestamp('finished_at', { nullable: true }) finishedAt!: Date | null;
 
   /**
    * Set just before the request leaves (after the 429 gate and a connection slot): only an
    * attempt with it may have reached Payflow, so only such an attempt can be in doubt.
    */
-  @Column({ name: 'sent_at', type: 'timestamptz', nullable: true })
-  sentAt!: Date | null;
+  @col.timestamp('sent_at', { nullable: true }) sentAt!: Date | null;
 }

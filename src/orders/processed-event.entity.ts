@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Entity, PrimaryColumn } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /** An order event that took effect. Its id makes a redelivery do nothing. */
 @Entity({ name: 'processed_events' })
@@ -6,21 +7,10 @@ export class ProcessedEventEntity {
   @PrimaryColumn({ name: 'event_id', type: 'uuid' })
   eventId!: string;
 
-  @Column({ name: 'order_id', type: 'text' })
-  orderId!: string;
-
-  @Column({ type: 'text' })
-  type!: string;
-
-  @Column({ type: 'text' })
-  topic!: string;
-
-  @Column({ type: 'int' })
-  partition!: number;
-
-  @Column({ type: 'bigint' })
-  offset!: string;
-
-  @Column({ name: 'processed_at', type: 'timestamptz', default: () => 'now()' })
-  processedAt!: Date;
+  @col.text('order_id') orderId!: string;
+  @col.text() type!: string;
+  @col.text() topic!: string;
+  @col.int() partition!: number;
+  @col.bigint() offset!: string;
+  @col.now('processed_at') processedAt!: Date;
 }

@@ -1,51 +1,27 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  Index,
-  PrimaryGeneratedColumn,
-  UpdateDateColumn,
-} from 'typeorm';
-import { minorUnitsTransformer } from '../database/minor-units.transformer.js';
+import { Column, Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /** One installment of a payment, mapping the ERP's installmentRef to Payflow's id. */
 @Entity({ name: 'installments' })
 @Index('installments_payment_ref_key', ['paymentId', 'installmentRef'], { unique: true })
 export class InstallmentEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'payment_id', type: 'uuid' })
-  paymentId!: string;
-
-  @Column({ name: 'installment_ref', type: 'text', nullable: true })
-  installmentRef!: string | null;
+  @col.uuidId() id!: string;
+  @col.uuid('payment_id') paymentId!: string;
+  @col.text('installment_ref', { nullable: true }) installmentRef!: string | null;
 
   @Index('installments_payflow_id_key', { unique: true })
-  @Column({ name: 'payflow_installment_id', type: 'text', nullable: true })
+  @col.text('payflow_installment_id', { nullable: true })
   payflowInstallmentId!: string | null;
 
-  @Column({ type: 'int' })
-  position!: number;
+  @col.int() position!: number;
 
   @Column({ name: 'due_date', type: 'date' })
   dueDate!: string;
 
-  @Column({ name: 'gross_minor', type: 'bigint', transformer: minorUnitsTransformer })
-  grossMinor!: number;
-
-  @Column({ type: 'text', nullable: true })
-  type!: string | null;
-
-  @Column({ name: 'provider_status', type: 'text', nullable: true })
-  providerStatus!: string | null;
-
-  @Column({ name: 'removed_at', type: 'timestamptz', nullable: true })
-  removedAt!: Date | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt!: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt!: Date;
+  @col.minorUnits('gross_minor') grossMinor!: number;
+  @col.text('type', { nullable: true }) type!: string | null;
+  @col.text('provider_status', { nullable: true }) providerStatus!: string | null;
+  @col.timestamp('removed_at', { nullable: true }) removedAt!: Date | null;
+  @col.createdAt() createdAt!: Date;
+  @col.updatedAt() updatedAt!: Date;
 }

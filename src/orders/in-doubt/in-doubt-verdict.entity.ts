@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../../database/columns.js';
 
 /**
  * A person's verdict on a Payflow call in doubt (`in-doubt resolve`): the payment they
@@ -8,44 +9,29 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'in_doubt_verdicts' })
 @Index('in_doubt_verdicts_order_idx', ['orderId', 'id'])
 export class InDoubtVerdictEntity {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
-  id!: string;
-
-  @Column({ name: 'order_id', type: 'text' })
-  orderId!: string;
-
-  @Column({ name: 'event_id', type: 'uuid' })
-  eventId!: string;
+  @col.bigintId() id!: string;
+  @col.text('order_id') orderId!: string;
+  @col.uuid('event_id') eventId!: string;
 
   /** The command_attempts row the verdict settled. */
-  @Column({ name: 'attempt_id', type: 'bigint' })
-  attemptId!: string;
+  @col.bigint('attempt_id') attemptId!: string;
 
   /** The event type whose call was in doubt. */
-  @Column({ type: 'text' })
-  command!: string;
+  @col.text() command!: string;
 
   /** payment_found or not_created. */
-  @Column({ type: 'text' })
-  verdict!: string;
+  @col.text() verdict!: string;
 
-  @Column({ name: 'payflow_id', type: 'text', nullable: true })
-  payflowId!: string | null;
+  @col.text('payflow_id', { nullable: true }) payflowId!: string | null;
 
   /** The bridge's payment the call was about (payments.id), when it had one. */
-  @Column({ name: 'payment_id', type: 'uuid', nullable: true })
-  paymentId!: string | null;
+  @col.uuid('payment_id', { nullable: true }) paymentId!: string | null;
 
-  @Column({ name: 'decided_by', type: 'text' })
-  decidedBy!: string;
-
-  @Column({ name: 'decided_at', type: 'timestamptz', default: () => 'now()' })
-  decidedAt!: Date;
+  @col.text('decided_by') decidedBy!: string;
+  @col.now('decided_at') decidedAt!: Date;
 
   /** When the order's parked events were republished after the verdict. */
-  @Column({ name: 'replayed_at', type: 'timestamptz', nullable: true })
-  replayedAt!: Date | null;
+  @col.timestamp('replayed_at', { nullable: true }) replayedAt!: Date | null;
 
-  @Column({ name: 'replayed_letters', type: 'int', nullable: true })
-  replayedLetters!: number | null;
+  @col.int('replayed_letters', { nullable: true }) replayedLetters!: number | null;
 }
