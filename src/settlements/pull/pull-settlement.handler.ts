@@ -12,9 +12,13 @@
  *
  * Streaming: the body is read chunk by chunk; each chunk is hashed, queued for storage and
  * fed to the CSV reader while rows are written in batches. Nothing holds the whole file.
+ *
+ * Tracing: each pull is one span (a new trace, CONTRACT §8) whose headers go with the
+ * Payflow download and onto every settlement event it writes.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Tracing, type TraceHeaders } from '../../tracing/tracing.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
@@ -73,6 +77,7 @@ export class PullSettlementHandler {
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(SETTLEMENT_NIGHT_COMMITTED) private readonly committed?: () => void,
+    @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
   ) {}
 
   /** Throws SettlementPullError (after recording the failed attempt) when nothing was stored. */
@@ -87,6 +92,15 @@ export class PullSettlementHandler {
       date: command.date,
       format: command.format,
     };
+    const span = this.tracing.start('settlement.pull', undefined, {
+      attributes: {
+        'organization.id': command.organizationId,
+        'settlement.date': command.date,
+        'settlement.format': command.format,
+        'settlement.trigger': command.trigger,
+      },
+    });
+    const trace = span.headers();
     let result: Omit<PullResult, 'durationMs'>;
     try {
       result = await this.database.transaction(async (tx) => {
@@ -97,7 +111,7 @@ export class PullSettlementHandler {
             return { outcome: 'skipped' as const, file: null, linkedRows: 0 };
           }
         }
-        return this.pullLocked(tx, command, progress, signal);
+        return this.pullLocked(tx, command, progress, signal, trace);
       });
     } catch (error) {
       const failure = new SettlementPullError(night, error);
@@ -109,8 +123,11 @@ export class PullSettlementHandler {
             'settlement: the failed attempt could not be recorded',
           );
         });
+      span.end(failure);
       throw failure;
     }
+    span.setAttributes({ 'settlement.outcome': result.outcome });
+    span.end();
     const durationMs = Date.now() - started;
     if (result.outcome === 'stored' || result.outcome === 'changed') this.committed?.();
     if (result.outcome === 'changed') {
@@ -148,15 +165,16 @@ export class PullSettlementHandler {
     command: PullSettlementCommand,
     progress: ((progress: PullProgress) => void) | undefined,
     signal: AbortSignal | undefined,
+    trace: TraceHeaders,
   ): Promise<Omit<PullResult, 'durationMs'>> {
     const latest = await this.settlements.latestFile(tx, command);
     const csv = await this.payflow.generateSettlementCsv(
       { from: command.date, to: command.date, format: command.format },
-      { organizationId: command.organizationId, ...(signal ? { signal } : {}) },
+      { organizationId: command.organizationId, trace, ...(signal ? { signal } : {}) },
     );
     const fileId = randomUUID();
     const beforeFile = await openSavepoint(tx, 'settlement_file');
-    const stats = await this.ingest(tx, fileId, command, csv.body, progress);
+    const stats = await this.ingest(tx, fileId, command, csv.body, progress, trace);
     if (latest !== null && latest.sha256 === stats.sha256) {
       await beforeFile.rollback();
       await this.settlements.markPulled(tx, command, latest.id, command.trigger);
@@ -180,7 +198,7 @@ export class PullSettlementHandler {
     };
     const pulledAt = await this.settlements.insertFile(tx, row);
     const file = storedFile({ ...row, pulledAt }, stats.firstBadRows);
-    await this.outbox.append(tx, [settlementFileEvent(file)]);
+    await this.outbox.append(tx, [settlementFileEvent(file)], undefined, trace);
     await this.settlements.markPulled(tx, command, fileId, command.trigger);
     return { outcome: latest === null ? 'stored' : 'changed', file, linkedRows: stats.linkedRows };
   }
@@ -192,6 +210,7 @@ export class PullSettlementHandler {
     command: PullSettlementCommand,
     body: AsyncIterable<Buffer | string>,
     progress: ((progress: PullProgress) => void) | undefined,
+    trace: TraceHeaders,
   ): Promise<IngestStats> {
     const reader = new SettlementCsvReader({ organizationId: command.organizationId });
     const file = { fileId, organizationId: command.organizationId };
@@ -213,7 +232,7 @@ export class PullSettlementHandler {
         if (orderId !== null) linkedRows += 1;
         return settlementLineEvent(file, event.lineNumber, event.line, orderId);
       });
-      await this.outbox.append(tx, events, now);
+      await this.outbox.append(tx, events, now, trace);
     };
 
     const consuming = (async () => {
