@@ -9,39 +9,38 @@ import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
-import { mappingFailed } from '../shared/order-amounts.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { InstallmentAddedCommand } from './installment-added.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 
-interface AddState {
-  readonly target: PaymentTarget;
-  readonly installment: MappedInstallmentAdded;
-}
+type AddState = OnTarget<{ readonly installment: MappedInstallmentAdded }>;
 
 @Injectable()
-export class InstallmentAddedHandler {
-  private readonly spec: CommandSpec<'order.installment_added', AddState, Installment>;
+export class InstallmentAddedHandler extends PaymentCommandHandler<
+  'order.installment_added',
+  AddState,
+  Installment
+> {
+  protected readonly spec: CommandSpec<'order.installment_added', AddState, Installment>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     database: Database,
     targets: PaymentTargets,
     payments: PaymentRepository,
     installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.installment_added',
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
+      map: async (command, target) => {
         const installment = mapInstallmentAdded(command.event.data, target.payment.currency);
         if (await installments.refTaken(database.sql, target.payment.id, installment.ref)) {
           throw mappingFailed(
@@ -49,12 +48,12 @@ export class InstallmentAddedHandler {
             `installment reference "${installment.ref}" is already used by the order's payment`,
           );
         }
-        return { state: { target, installment }, paymentId: target.payment.id };
+        return { installment };
       },
-      call: ({ target, installment }, signal) =>
+      call: ({ target, installment }, options) =>
         payflow.installment(
           { action: 'create', paymentId: target.payment.payflowId, input: installment.input },
-          { ...callOptions(target, signal), currency: target.payment.currency },
+          { ...options, currency: target.payment.currency },
         ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
@@ -81,10 +80,6 @@ export class InstallmentAddedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: InstallmentAddedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

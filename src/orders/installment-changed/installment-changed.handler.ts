@@ -16,40 +16,41 @@ import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
-import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { InstallmentChangedCommand } from './installment-changed.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';
 
-interface ChangeState {
-  readonly target: PaymentTarget;
+type ChangeState = OnTarget<{
   readonly installment: KnownInstallment;
   readonly input: UpdateInstallmentInput;
-}
+}>;
 
 @Injectable()
-export class InstallmentChangedHandler {
-  private readonly spec: CommandSpec<'order.installment_changed', ChangeState, Installment>;
+export class InstallmentChangedHandler extends PaymentCommandHandler<
+  'order.installment_changed',
+  ChangeState,
+  Installment
+> {
+  protected readonly spec: CommandSpec<'order.installment_changed', ChangeState, Installment>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     database: Database,
     targets: PaymentTargets,
     payments: PaymentRepository,
     installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.installment_changed',
       repeatable: true,
-      map: async (command) => {
-        const target = await targets.require(command);
+      map: async (command, target) => {
         const { data } = command.event;
         const input = mapInstallmentChanged(data, target.payment.currency);
         const installment = await requireInstallment(
@@ -58,9 +59,9 @@ export class InstallmentChangedHandler {
           target.payment.id,
           data.installmentRef,
         );
-        return { state: { target, installment, input }, paymentId: target.payment.id };
+        return { installment, input };
       },
-      call: ({ target, installment, input }, signal) =>
+      call: ({ target, installment, input }, options) =>
         payflow.installment(
           {
             action: 'update',
@@ -68,7 +69,7 @@ export class InstallmentChangedHandler {
             installmentId: installment.payflowId,
             input,
           },
-          { ...callOptions(target, signal), currency: target.payment.currency },
+          { ...options, currency: target.payment.currency },
         ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
@@ -88,10 +89,6 @@ export class InstallmentChangedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: InstallmentChangedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

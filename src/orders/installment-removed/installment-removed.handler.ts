@@ -9,56 +9,53 @@ import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
-import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { InstallmentRemovedCommand } from './installment-removed.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 
-interface RemoveState {
-  readonly target: PaymentTarget;
-  readonly installment: KnownInstallment;
-}
+type RemoveState = OnTarget<{ readonly installment: KnownInstallment }>;
 
 @Injectable()
-export class InstallmentRemovedHandler {
-  private readonly spec: CommandSpec<'order.installment_removed', RemoveState, Installment>;
+export class InstallmentRemovedHandler extends PaymentCommandHandler<
+  'order.installment_removed',
+  RemoveState,
+  Installment
+> {
+  protected readonly spec: CommandSpec<'order.installment_removed', RemoveState, Installment>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     database: Database,
     targets: PaymentTargets,
     payments: PaymentRepository,
     installments: InstallmentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.installment_removed',
       // A repeated DELETE is refused (business.installment_final): never repeated blindly.
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
-        const ref = command.event.data.installmentRef;
-        const installment = await requireInstallment(
+      map: async (command, target) => ({
+        installment: await requireInstallment(
           installments,
           database.sql,
           target.payment.id,
-          ref,
-        );
-        return { state: { target, installment }, paymentId: target.payment.id };
-      },
-      call: ({ target, installment }, signal) =>
+          command.event.data.installmentRef,
+        ),
+      }),
+      call: ({ target, installment }, options) =>
         payflow.installment(
           {
             action: 'delete',
             paymentId: target.payment.payflowId,
             installmentId: installment.payflowId,
           },
-          { ...callOptions(target, signal), currency: target.payment.currency },
+          { ...options, currency: target.payment.currency },
         ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
@@ -76,10 +73,6 @@ export class InstallmentRemovedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: InstallmentRemovedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

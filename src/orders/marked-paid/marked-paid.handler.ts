@@ -8,46 +8,38 @@ import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { MarkedPaidCommand } from './marked-paid.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 
-interface MarkState {
-  readonly target: PaymentTarget;
-  readonly note: string | undefined;
-}
+type MarkState = OnTarget<{ readonly note: string | undefined }>;
 
 @Injectable()
-export class MarkedPaidHandler {
-  private readonly spec: CommandSpec<'order.marked_paid', MarkState, ManualPaidResponse>;
+export class MarkedPaidHandler extends PaymentCommandHandler<
+  'order.marked_paid',
+  MarkState,
+  ManualPaidResponse
+> {
+  protected readonly spec: CommandSpec<'order.marked_paid', MarkState, ManualPaidResponse>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     targets: PaymentTargets,
     payments: PaymentRepository,
     history: PaymentStatusHistoryRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.marked_paid',
       // A repeat is refused once the payment is PAID (business.payment_final).
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
-        const note = command.event.data.note;
-        return { state: { target, note }, paymentId: target.payment.id };
-      },
-      call: ({ target, note }, signal) =>
-        payflow.markPaid(
-          target.payment.payflowId,
-          note === undefined ? {} : { note },
-          callOptions(target, signal),
-        ),
+      map: (command) => ({ note: command.event.data.note }),
+      call: ({ target, note }, options) =>
+        payflow.markPaid(target.payment.payflowId, note === undefined ? {} : { note }, options),
       complete: async (tx, { state: { target, note }, result, command }) => {
         const providerStatus = result.paymentStatus;
         const status = normalizePaymentStatus(providerStatus);
@@ -72,10 +64,6 @@ export class MarkedPaidHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: MarkedPaidCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

@@ -9,45 +9,44 @@ import type { PayflowApi, ResendResponse } from '../../payflow/payflow.types.js'
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
+import {
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
 import type { OrderEventData } from '../order-event.schema.js';
 import { PaymentMethodCatalog } from '../shared/payment-methods.js';
-import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { PaymentResendRequestedCommand } from './payment-resend-requested.command.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 
-type ResendData = OrderEventData<'order.payment_resend_requested'>;
-
-interface ResendState {
-  readonly target: PaymentTarget;
-  readonly data: ResendData;
-}
+type ResendState = OnTarget<{ readonly data: OrderEventData<'order.payment_resend_requested'> }>;
 
 @Injectable()
-export class PaymentResendRequestedHandler {
-  private readonly spec: CommandSpec<'order.payment_resend_requested', ResendState, ResendResponse>;
+export class PaymentResendRequestedHandler extends PaymentCommandHandler<
+  'order.payment_resend_requested',
+  ResendState,
+  ResendResponse
+> {
+  protected readonly spec: CommandSpec<
+    'order.payment_resend_requested',
+    ResendState,
+    ResendResponse
+  >;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     paymentMethods: PaymentMethodCatalog,
     targets: PaymentTargets,
     payments: PaymentRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.payment_resend_requested',
       repeatable: true,
-      map: async (command) => {
-        const { data, organizationId } = command.event;
-        await paymentMethods.assertKnown(data.paymentMethodId, organizationId);
-        const target = await targets.require(command);
-        return { state: { target, data }, paymentId: target.payment.id };
-      },
-      call: ({ target, data }, signal) =>
+      before: ({ event }) =>
+        paymentMethods.assertKnown(event.data.paymentMethodId, event.organizationId),
+      map: (command) => ({ data: command.event.data }),
+      call: ({ target, data }, options) =>
         payflow.resendPayment(
           {
             paymentId: target.payment.payflowId,
@@ -55,7 +54,7 @@ export class PaymentResendRequestedHandler {
             ...(data.terminalId === undefined ? {} : { terminalId: data.terminalId }),
             ...(data.invoiceType === undefined ? {} : { invoiceType: data.invoiceType }),
           },
-          callOptions(target, signal),
+          options,
         ),
       complete: async (tx, { state: { target, data }, result, command }) => {
         await payments.setPaymentMethod(tx, target.payment.id, data.paymentMethodId);
@@ -68,10 +67,6 @@ export class PaymentResendRequestedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: PaymentResendRequestedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

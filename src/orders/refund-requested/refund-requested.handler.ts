@@ -7,43 +7,42 @@ import type { PayflowApi, RefundResult } from '../../payflow/payflow.types.js';
 import { RefundRepository } from '../../payments/refund.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
-import { mappingFailed } from '../shared/order-amounts.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { RefundRequestedCommand } from './refund-requested.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { mappingFailed } from '../shared/order-amounts.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 import {
   assertRefundCurrency,
   mapRefundRequested,
   type MappedRefund,
 } from './refund-requested.mapping.js';
 
-interface RefundState {
-  readonly target: PaymentTarget;
-  readonly refund: MappedRefund;
-}
+type RefundState = OnTarget<{ readonly refund: MappedRefund }>;
 
 @Injectable()
-export class RefundRequestedHandler {
-  private readonly spec: CommandSpec<'order.refund_requested', RefundState, RefundResult>;
+export class RefundRequestedHandler extends PaymentCommandHandler<
+  'order.refund_requested',
+  RefundState,
+  RefundResult
+> {
+  protected readonly spec: CommandSpec<'order.refund_requested', RefundState, RefundResult>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     database: Database,
     targets: PaymentTargets,
     refunds: RefundRepository,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.refund_requested',
       repeatable: false,
-      map: async (command) => {
-        const refund = mapRefundRequested(command.event.data);
-        const target = await targets.require(command);
+      before: (command) => mapRefundRequested(command.event.data),
+      map: async (command, target, refund) => {
         assertRefundCurrency(refund, target.payment.currency);
         if (await refunds.exists(database.sql, target.payment.id, refund.refundRef)) {
           throw mappingFailed(
@@ -51,9 +50,9 @@ export class RefundRequestedHandler {
             `refund ${refund.refundRef} of order ${command.orderId} was made already`,
           );
         }
-        return { state: { target, refund }, paymentId: target.payment.id };
+        return { refund };
       },
-      call: ({ target, refund }, signal) =>
+      call: ({ target, refund }, options) =>
         payflow.refund(
           {
             paymentId: target.payment.payflowId,
@@ -62,7 +61,7 @@ export class RefundRequestedHandler {
             totalNetAmountMinor: refund.totalNetAmountMinor,
             invoiceLines: refund.invoiceLines,
           },
-          callOptions(target, signal),
+          options,
         ),
       complete: async (tx, { state: { target, refund }, result, command }) => {
         await refunds.insert(tx, {
@@ -91,10 +90,6 @@ export class RefundRequestedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: RefundRequestedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

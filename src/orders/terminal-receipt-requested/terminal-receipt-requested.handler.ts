@@ -4,47 +4,43 @@ import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PrintReceiptResponse } from '../../payflow/payflow.types.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { TerminalReceiptRequestedCommand } from './terminal-receipt-requested.command.js';
+  PaymentCommandHandler,
+  onLatestPayment,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
 
-interface PrintState {
-  readonly target: PaymentTarget;
-  readonly terminalId: string | undefined;
-}
+type PrintState = OnTarget<{ readonly terminalId: string | undefined }>;
 
 @Injectable()
-export class TerminalReceiptRequestedHandler {
-  private readonly spec: CommandSpec<
+export class TerminalReceiptRequestedHandler extends PaymentCommandHandler<
+  'order.terminal_receipt_requested',
+  PrintState,
+  PrintReceiptResponse
+> {
+  protected readonly spec: CommandSpec<
     'order.terminal_receipt_requested',
     PrintState,
     PrintReceiptResponse
   >;
 
   constructor(
-    private readonly runner: CommandRunner,
+    runner: CommandRunner,
     targets: PaymentTargets,
     @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(runner);
+    this.spec = onLatestPayment(targets, {
       type: 'order.terminal_receipt_requested',
       // A repeat prints a second receipt: never repeated blindly.
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
-        const terminalId = command.event.data.terminalId;
-        return { state: { target, terminalId }, paymentId: target.payment.id };
-      },
-      call: ({ target, terminalId }, signal) =>
+      map: (command) => ({ terminalId: command.event.data.terminalId }),
+      call: ({ target, terminalId }, options) =>
         payflow.printTerminalReceipt(
           target.payment.payflowId,
           terminalId === undefined ? {} : { terminalId },
-          callOptions(target, signal),
+          options,
         ),
       complete: (_tx, { state: { target }, result, command }) =>
         Promise.resolve([
@@ -53,10 +49,6 @@ export class TerminalReceiptRequestedHandler {
             status: result.status,
           }),
         ]),
-    };
-  }
-
-  execute(command: TerminalReceiptRequestedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

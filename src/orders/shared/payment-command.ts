@@ -1,0 +1,63 @@
+/**
+ * The shape most order commands share: find the order's latest payment (the target), map
+ * the event against it, make one Payflow call about it, complete. `onLatestPayment` builds
+ * the runner's CommandSpec from only what differs, and `PaymentCommandHandler` is the
+ * handler around it, so that a handler file reads as map → call → complete.
+ */
+import type { BatchSql } from '../../database/transaction-batcher.js';
+import type { CallOptions } from '../../payflow/payflow.types.js';
+import type { StatusEvent } from '../../payments/payment-status-events.js';
+import type { CommandRunner } from '../engine/command-runner.js';
+import type { CommandSpec, Completed } from '../engine/command-spec.js';
+import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
+import type { OrderEventType } from '../order-event.schema.js';
+import { callOptions, type PaymentTarget, type PaymentTargets } from './payment-target.js';
+
+/** A command's state with the payment it acts on. */
+export type OnTarget<S> = S & { readonly target: PaymentTarget };
+
+export interface PaymentCommandSpec<T extends OrderEventType, S, R, B = undefined> {
+  readonly type: T;
+  /** Repeating the call is harmless (PUT, re-send): an unclear failure is retried. */
+  readonly repeatable: boolean;
+  /** Mapping or checks whose failure comes before "the order has no payment". */
+  readonly before?: (command: OrderCommand<T>) => B | Promise<B>;
+  /** With the target (and what `before` gave): what the call and completion need. */
+  readonly map: (command: OrderCommand<T>, target: PaymentTarget, before: B) => S | Promise<S>;
+  /** The Payflow call, with the target's organization and the runner's signal. */
+  readonly call: (state: OnTarget<S>, options: CallOptions) => Promise<R>;
+  readonly complete: (
+    tx: BatchSql,
+    completed: Completed<T, OnTarget<S>, R>,
+  ) => Promise<StatusEvent[]>;
+}
+
+/** The runner's spec of a command on the order's latest payment created at Payflow. */
+export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
+  targets: PaymentTargets,
+  spec: PaymentCommandSpec<T, S, R, B>,
+): CommandSpec<T, OnTarget<S>, R> {
+  return {
+    type: spec.type,
+    repeatable: spec.repeatable,
+    map: async (command) => {
+      const before = (spec.before === undefined ? undefined : await spec.before(command)) as B;
+      const target = await targets.require(command);
+      const state = await spec.map(command, target, before);
+      return { state: { ...state, target }, paymentId: target.payment.id };
+    },
+    call: (state, signal) => spec.call(state, callOptions(state.target, signal)),
+    complete: spec.complete,
+  };
+}
+
+/** A handler that runs its spec through the command runner. */
+export abstract class PaymentCommandHandler<T extends OrderEventType, S, R> {
+  protected abstract readonly spec: CommandSpec<T, S, R>;
+
+  constructor(private readonly runner: CommandRunner) {}
+
+  execute(command: OrderCommand<T>): Promise<CommandOutcome> {
+    return this.runner.run(command, this.spec);
+  }
+}
