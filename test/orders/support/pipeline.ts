@@ -183,9 +183,14 @@ export async function outboxRows(
 /** The status events of an order, oldest first. */
 export async function statusEvents(db: pg.Pool, orderId: string): Promise<StatusEnvelope[]> {
   return (await outboxRows(db, orderId)).map((row) => {
+    // A status event carries the trace of the step that made it, when it had one (CONTRACT §8).
     expect(row.headers).toEqual({
       'content-type': 'application/json',
       'x-event-type': expect.any(String),
+      ...(row.headers.traceparent === undefined
+        ? {}
+        : { traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/) }),
+      ...(row.headers.tracestate === undefined ? {} : { tracestate: expect.any(String) }),
     });
     const envelope = JSON.parse(row.value.toString('utf8')) as StatusEnvelope;
     expect(row.headers['x-event-type']).toBe(envelope.type);
