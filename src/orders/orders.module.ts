@@ -47,6 +47,7 @@ import { PaymentResendRequestedHandler } from './payment-resend-requested/paymen
 import { RefundRequestedHandler } from './refund-requested/refund-requested.handler.js';
 import { ProcessedEventRepository } from './processed-event.repository.js';
 import { NewPaymentWrites } from './shared/new-payment.js';
+import { PaymentCommandKit } from './shared/payment-command.js';
 import { PaymentMethodCatalog } from './shared/payment-methods.js';
 import { PaymentTargets } from './shared/payment-target.js';
 import { TerminalReceiptRequestedHandler } from './terminal-receipt-requested/terminal-receipt-requested.handler.js';
@@ -99,6 +100,7 @@ export class OrderEventCodecModule {}
     CommandAttemptRepository,
     PaymentMethodCatalog,
     PaymentTargets,
+    PaymentCommandKit,
     NewPaymentWrites,
     AttemptBegin,
     CommandRunner,

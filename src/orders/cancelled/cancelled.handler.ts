@@ -1,51 +1,49 @@
 /** order.cancelled → DELETE /api/payments/{payflow_id}; emits payment.cancelled. */
-import { Inject, Injectable } from '@nestjs/common';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
+import { Injectable } from '@nestjs/common';
+import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
 import { OrderRepository } from '../order.repository.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { CancelledCommand } from './cancelled.command.js';
+  PaymentCommandHandler,
+  PaymentCommandKit,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { targetEvent } from '../shared/payment-target.js';
+
+type CancelState = OnTarget<object>;
 
 @Injectable()
-export class CancelledHandler {
-  private readonly spec: CommandSpec<'order.cancelled', PaymentTarget, PaymentStatus>;
+export class CancelledHandler extends PaymentCommandHandler<
+  'order.cancelled',
+  CancelState,
+  PaymentStatus
+> {
+  protected readonly spec: CommandSpec<'order.cancelled', CancelState, PaymentStatus>;
 
   constructor(
-    private readonly runner: CommandRunner,
-    targets: PaymentTargets,
+    kit: PaymentCommandKit,
     payments: PaymentRepository,
     history: PaymentStatusHistoryRepository,
     orders: OrderRepository,
     installments: InstallmentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    this.spec = {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.cancelled',
       // A repeated cancel is refused (business.payment_final): never repeated blindly.
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
-        return { state: target, paymentId: target.payment.id };
-      },
-      call: (target, signal) =>
-        payflow.cancelPayment(target.payment.payflowId, {
-          ...callOptions(target, signal),
+      map: () => ({}),
+      call: ({ target }, options) =>
+        kit.payflow.cancelPayment(target.payment.payflowId, {
+          ...options,
           currency: target.payment.currency,
         }),
-      complete: async (tx, { state: target, result, command }) => {
+      complete: async (tx, { state: { target }, result, command }) => {
         const status = normalizePaymentStatus(result.status, { cancelledByBridge: true });
         const previous = target.payment.providerStatus;
         const paymentId = target.payment.id;
@@ -77,10 +75,6 @@ export class CancelledHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: CancelledCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

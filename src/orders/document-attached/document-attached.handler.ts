@@ -1,62 +1,51 @@
 /** order.document_attached → POST /api/payments/uploadDocument; emits document.attached. */
-import { Inject, Injectable } from '@nestjs/common';
-import { Database } from '../../database/database.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { PayflowApi, PayflowDocument } from '../../payflow/payflow.types.js';
+import { Injectable } from '@nestjs/common';
+import type { PayflowDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { DocumentAttachedCommand } from './document-attached.command.js';
+  PaymentCommandHandler,
+  PaymentCommandKit,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { targetEvent } from '../shared/payment-target.js';
 import {
   mapDocumentAttached,
   toUploadInput,
   type MappedDocument,
 } from './document-attached.mapping.js';
 
-interface AttachState {
-  readonly target: PaymentTarget;
-  readonly document: MappedDocument;
-}
+type AttachState = OnTarget<{ readonly document: MappedDocument }>;
 
 @Injectable()
-export class DocumentAttachedHandler {
-  private readonly spec: CommandSpec<'order.document_attached', AttachState, PayflowDocument>;
+export class DocumentAttachedHandler extends PaymentCommandHandler<
+  'order.document_attached',
+  AttachState,
+  PayflowDocument
+> {
+  protected readonly spec: CommandSpec<'order.document_attached', AttachState, PayflowDocument>;
 
-  constructor(
-    private readonly runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
-    documents: DocumentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
-  ) {
-    this.spec = {
+  constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.document_attached',
       // A repeated upload would attach the document twice.
       repeatable: false,
-      map: async (command) => {
-        const document = mapDocumentAttached(command.event.data);
-        const target = await targets.require(command);
-        if ((await documents.findLive(database.sql, target.payment.id, document.ref)) !== null) {
+      before: (command) => mapDocumentAttached(command.event.data),
+      map: async (_command, target, document) => {
+        if (
+          (await documents.findLive(kit.database.sql, target.payment.id, document.ref)) !== null
+        ) {
           throw mappingFailed(
             'ORDER.DUPLICATE_DOCUMENT_REF',
             `document reference "${document.ref}" is already attached to the order's payment`,
           );
         }
-        return { state: { target, document }, paymentId: target.payment.id };
+        return { document };
       },
-      call: ({ target, document }, signal) =>
-        payflow.uploadDocument(
-          toUploadInput(target.payment.payflowId, document),
-          callOptions(target, signal),
-        ),
+      call: ({ target, document }, options) =>
+        kit.payflow.uploadDocument(toUploadInput(target.payment.payflowId, document), options),
       complete: async (tx, { state: { target, document }, result, command }) => {
         await documents.attach(tx, {
           paymentId: target.payment.id,
@@ -76,10 +65,6 @@ export class DocumentAttachedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: DocumentAttachedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

@@ -1,65 +1,50 @@
 /** order.document_removed → DELETE /api/payments/uploadDocument/{payflow_id}/{document_id}. */
-import { Inject, Injectable } from '@nestjs/common';
-import { Database } from '../../database/database.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { DeletedDocument, PayflowApi } from '../../payflow/payflow.types.js';
+import { Injectable } from '@nestjs/common';
+import type { DeletedDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
-import type { CommandOutcome } from '../engine/order-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import {
-  PaymentTargets,
-  callOptions,
-  targetEvent,
-  type PaymentTarget,
-} from '../shared/payment-target.js';
-import type { DocumentRemovedCommand } from './document-removed.command.js';
+  PaymentCommandHandler,
+  PaymentCommandKit,
+  type OnTarget,
+} from '../shared/payment-command.js';
+import { targetEvent } from '../shared/payment-target.js';
 
-interface RemoveState {
-  readonly target: PaymentTarget;
+type RemoveState = OnTarget<{
   readonly ref: string;
   /** documents.id */
   readonly documentRowId: string;
   readonly payflowDocumentId: string;
-}
+}>;
 
 @Injectable()
-export class DocumentRemovedHandler {
-  private readonly spec: CommandSpec<'order.document_removed', RemoveState, DeletedDocument>;
+export class DocumentRemovedHandler extends PaymentCommandHandler<
+  'order.document_removed',
+  RemoveState,
+  DeletedDocument
+> {
+  protected readonly spec: CommandSpec<'order.document_removed', RemoveState, DeletedDocument>;
 
-  constructor(
-    private readonly runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
-    documents: DocumentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
-  ) {
-    this.spec = {
+  constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.document_removed',
       // A repeated DELETE answers 404: never repeated blindly.
       repeatable: false,
-      map: async (command) => {
-        const target = await targets.require(command);
+      map: async (command, target) => {
         const ref = command.event.data.documentRef;
-        const row = await documents.findLive(database.sql, target.payment.id, ref);
+        const row = await documents.findLive(kit.database.sql, target.payment.id, ref);
         if (row === null || row.payflowDocumentId === null) {
           throw mappingFailed(
             'ORDER.UNKNOWN_DOCUMENT_REF',
             `document reference "${ref}" is not attached to the order's payment`,
           );
         }
-        return {
-          state: { target, ref, documentRowId: row.id, payflowDocumentId: row.payflowDocumentId },
-          paymentId: target.payment.id,
-        };
+        return { ref, documentRowId: row.id, payflowDocumentId: row.payflowDocumentId };
       },
-      call: ({ target, payflowDocumentId }, signal) =>
-        payflow.deleteDocument(
-          target.payment.payflowId,
-          payflowDocumentId,
-          callOptions(target, signal),
-        ),
+      call: ({ target, payflowDocumentId }, options) =>
+        kit.payflow.deleteDocument(target.payment.payflowId, payflowDocumentId, options),
       complete: async (tx, { state, command }) => {
         await documents.markRemoved(tx, state.documentRowId);
         return [
@@ -69,10 +54,6 @@ export class DocumentRemovedHandler {
           }),
         ];
       },
-    };
-  }
-
-  execute(command: DocumentRemovedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    });
   }
 }

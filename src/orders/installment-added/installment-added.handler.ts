@@ -1,21 +1,18 @@
 /** order.installment_added → POST …/installments/create; emits installment.added. */
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import { Database } from '../../database/database.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { Installment, PayflowApi } from '../../payflow/payflow.types.js';
+import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 
 type AddState = OnTarget<{ readonly installment: MappedInstallmentAdded }>;
@@ -29,20 +26,17 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
   protected readonly spec: CommandSpec<'order.installment_added', AddState, Installment>;
 
   constructor(
-    runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
+    kit: PaymentCommandKit,
     payments: PaymentRepository,
     installments: InstallmentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.installment_added',
       repeatable: false,
       map: async (command, target) => {
         const installment = mapInstallmentAdded(command.event.data, target.payment.currency);
-        if (await installments.refTaken(database.sql, target.payment.id, installment.ref)) {
+        if (await installments.refTaken(kit.database.sql, target.payment.id, installment.ref)) {
           throw mappingFailed(
             'ORDER.DUPLICATE_INSTALLMENT_REF',
             `installment reference "${installment.ref}" is already used by the order's payment`,
@@ -51,7 +45,7 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
         return { installment };
       },
       call: ({ target, installment }, options) =>
-        payflow.installment(
+        kit.payflow.installment(
           { action: 'create', paymentId: target.payment.payflowId, input: installment.input },
           { ...options, currency: target.payment.currency },
         ),

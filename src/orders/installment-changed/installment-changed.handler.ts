@@ -2,27 +2,20 @@
  * order.installment_changed → PUT …/installments/{installment_id}; emits
  * installment.changed. A PUT is harmless to repeat, so an unclear failure is retried.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import { Database } from '../../database/database.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type {
-  Installment,
-  PayflowApi,
-  UpdateInstallmentInput,
-} from '../../payflow/payflow.types.js';
+import type { Installment, UpdateInstallmentInput } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
 import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';
 
 type ChangeState = OnTarget<{
@@ -39,15 +32,12 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
   protected readonly spec: CommandSpec<'order.installment_changed', ChangeState, Installment>;
 
   constructor(
-    runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
+    kit: PaymentCommandKit,
     payments: PaymentRepository,
     installments: InstallmentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.installment_changed',
       repeatable: true,
       map: async (command, target) => {
@@ -55,14 +45,14 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
         const input = mapInstallmentChanged(data, target.payment.currency);
         const installment = await requireInstallment(
           installments,
-          database.sql,
+          kit.database.sql,
           target.payment.id,
           data.installmentRef,
         );
         return { installment, input };
       },
       call: ({ target, installment, input }, options) =>
-        payflow.installment(
+        kit.payflow.installment(
           {
             action: 'update',
             paymentId: target.payment.payflowId,

@@ -1,21 +1,18 @@
 /** order.installment_removed → DELETE …/installments/{installment_id}; emits installment.removed. */
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import { Database } from '../../database/database.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { Installment, PayflowApi } from '../../payflow/payflow.types.js';
+import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
 import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 
 type RemoveState = OnTarget<{ readonly installment: KnownInstallment }>;
 
@@ -28,28 +25,25 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
   protected readonly spec: CommandSpec<'order.installment_removed', RemoveState, Installment>;
 
   constructor(
-    runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
+    kit: PaymentCommandKit,
     payments: PaymentRepository,
     installments: InstallmentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.installment_removed',
       // A repeated DELETE is refused (business.installment_final): never repeated blindly.
       repeatable: false,
       map: async (command, target) => ({
         installment: await requireInstallment(
           installments,
-          database.sql,
+          kit.database.sql,
           target.payment.id,
           command.event.data.installmentRef,
         ),
       }),
       call: ({ target, installment }, options) =>
-        payflow.installment(
+        kit.payflow.installment(
           {
             action: 'delete',
             paymentId: target.payment.payflowId,

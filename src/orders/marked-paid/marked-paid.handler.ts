@@ -1,19 +1,17 @@
 /** order.marked_paid → POST /payments/{payment_id}/manual-paid; emits payment.marked_paid. */
-import { Inject, Injectable } from '@nestjs/common';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { ManualPaidResponse, PayflowApi } from '../../payflow/payflow.types.js';
+import { Injectable } from '@nestjs/common';
+import type { ManualPaidResponse } from '../../payflow/payflow.types.js';
 import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 
 type MarkState = OnTarget<{ readonly note: string | undefined }>;
 
@@ -26,20 +24,18 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
   protected readonly spec: CommandSpec<'order.marked_paid', MarkState, ManualPaidResponse>;
 
   constructor(
-    runner: CommandRunner,
-    targets: PaymentTargets,
+    kit: PaymentCommandKit,
     payments: PaymentRepository,
     history: PaymentStatusHistoryRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.marked_paid',
       // A repeat is refused once the payment is PAID (business.payment_final).
       repeatable: false,
       map: (command) => ({ note: command.event.data.note }),
       call: ({ target, note }, options) =>
-        payflow.markPaid(target.payment.payflowId, note === undefined ? {} : { note }, options),
+        kit.payflow.markPaid(target.payment.payflowId, note === undefined ? {} : { note }, options),
       complete: async (tx, { state: { target, note }, result, command }) => {
         const providerStatus = result.paymentStatus;
         const status = normalizePaymentStatus(providerStatus);

@@ -3,20 +3,18 @@
  * The method is checked against Payflow's list first. The spec says a re-send creates no
  * payment and can be repeated, so an unclear failure is retried.
  */
-import { Inject, Injectable } from '@nestjs/common';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { PayflowApi, ResendResponse } from '../../payflow/payflow.types.js';
+import { Injectable } from '@nestjs/common';
+import type { ResendResponse } from '../../payflow/payflow.types.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
 import type { OrderEventData } from '../order-event.schema.js';
 import { PaymentMethodCatalog } from '../shared/payment-methods.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 
 type ResendState = OnTarget<{ readonly data: OrderEventData<'order.payment_resend_requested'> }>;
 
@@ -33,21 +31,19 @@ export class PaymentResendRequestedHandler extends PaymentCommandHandler<
   >;
 
   constructor(
-    runner: CommandRunner,
+    kit: PaymentCommandKit,
     paymentMethods: PaymentMethodCatalog,
-    targets: PaymentTargets,
     payments: PaymentRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
   ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.payment_resend_requested',
       repeatable: true,
       before: ({ event }) =>
         paymentMethods.assertKnown(event.data.paymentMethodId, event.organizationId),
       map: (command) => ({ data: command.event.data }),
       call: ({ target, data }, options) =>
-        payflow.resendPayment(
+        kit.payflow.resendPayment(
           {
             paymentId: target.payment.payflowId,
             paymentMethodId: data.paymentMethodId,

@@ -1,19 +1,16 @@
 /** order.refund_requested → POST /api/refund; emits payment.refunded. Never repeated blindly. */
-import { Inject, Injectable } from '@nestjs/common';
-import { Database } from '../../database/database.js';
+import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { PayflowApi, RefundResult } from '../../payflow/payflow.types.js';
+import type { RefundResult } from '../../payflow/payflow.types.js';
 import { RefundRepository } from '../../payments/refund.repository.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 import {
   assertRefundCurrency,
   mapRefundRequested,
@@ -30,21 +27,15 @@ export class RefundRequestedHandler extends PaymentCommandHandler<
 > {
   protected readonly spec: CommandSpec<'order.refund_requested', RefundState, RefundResult>;
 
-  constructor(
-    runner: CommandRunner,
-    database: Database,
-    targets: PaymentTargets,
-    refunds: RefundRepository,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
-  ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+  constructor(kit: PaymentCommandKit, refunds: RefundRepository) {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.refund_requested',
       repeatable: false,
       before: (command) => mapRefundRequested(command.event.data),
       map: async (command, target, refund) => {
         assertRefundCurrency(refund, target.payment.currency);
-        if (await refunds.exists(database.sql, target.payment.id, refund.refundRef)) {
+        if (await refunds.exists(kit.database.sql, target.payment.id, refund.refundRef)) {
           throw mappingFailed(
             'ORDER.DUPLICATE_REFUND',
             `refund ${refund.refundRef} of order ${command.orderId} was made already`,
@@ -53,7 +44,7 @@ export class RefundRequestedHandler extends PaymentCommandHandler<
         return { refund };
       },
       call: ({ target, refund }, options) =>
-        payflow.refund(
+        kit.payflow.refund(
           {
             paymentId: target.payment.payflowId,
             currency: refund.currency,

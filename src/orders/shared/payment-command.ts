@@ -3,15 +3,20 @@
  * the event against it, make one Payflow call about it, complete. `onLatestPayment` builds
  * the runner's CommandSpec from only what differs, and `PaymentCommandHandler` is the
  * handler around it, so that a handler file reads as map → call → complete.
+ * `PaymentCommandKit` bundles what every such handler needs (runner, database, targets,
+ * Payflow), so that a handler's constructor names only the repositories it writes.
  */
+import { Inject, Injectable } from '@nestjs/common';
+import { Database } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
-import type { CallOptions } from '../../payflow/payflow.types.js';
+import { PAYFLOW_API } from '../../payflow/payflow.module.js';
+import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
-import type { CommandRunner } from '../engine/command-runner.js';
+import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec, Completed } from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
 import type { OrderEventType } from '../order-event.schema.js';
-import { callOptions, type PaymentTarget, type PaymentTargets } from './payment-target.js';
+import { PaymentTargets, callOptions, type PaymentTarget } from './payment-target.js';
 
 /** A command's state with the payment it acts on. */
 export type OnTarget<S> = S & { readonly target: PaymentTarget };
@@ -51,11 +56,32 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
   };
 }
 
+/** What every command on the order's latest payment needs, injected once. */
+@Injectable()
+export class PaymentCommandKit {
+  constructor(
+    readonly runner: CommandRunner,
+    readonly database: Database,
+    readonly targets: PaymentTargets,
+    @Inject(PAYFLOW_API) readonly payflow: PayflowApi,
+  ) {}
+
+  /** `onLatestPayment` with this kit's targets. */
+  onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
+    spec: PaymentCommandSpec<T, S, R, B>,
+  ): CommandSpec<T, OnTarget<S>, R> {
+    return onLatestPayment(this.targets, spec);
+  }
+}
+
 /** A handler that runs its spec through the command runner. */
 export abstract class PaymentCommandHandler<T extends OrderEventType, S, R> {
   protected abstract readonly spec: CommandSpec<T, S, R>;
+  private readonly runner: CommandRunner;
 
-  constructor(private readonly runner: CommandRunner) {}
+  constructor(kit: PaymentCommandKit) {
+    this.runner = kit.runner;
+  }
 
   execute(command: OrderCommand<T>): Promise<CommandOutcome> {
     return this.runner.run(command, this.spec);

@@ -1,15 +1,13 @@
 /** order.terminal_receipt_requested → POST /payments/{payment_id}/receipts/terminal/print. */
-import { Inject, Injectable } from '@nestjs/common';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { PayflowApi, PrintReceiptResponse } from '../../payflow/payflow.types.js';
-import { CommandRunner } from '../engine/command-runner.js';
+import { Injectable } from '@nestjs/common';
+import type { PrintReceiptResponse } from '../../payflow/payflow.types.js';
 import type { CommandSpec } from '../engine/command-spec.js';
 import {
   PaymentCommandHandler,
-  onLatestPayment,
+  PaymentCommandKit,
   type OnTarget,
 } from '../shared/payment-command.js';
-import { PaymentTargets, targetEvent } from '../shared/payment-target.js';
+import { targetEvent } from '../shared/payment-target.js';
 
 type PrintState = OnTarget<{ readonly terminalId: string | undefined }>;
 
@@ -25,19 +23,15 @@ export class TerminalReceiptRequestedHandler extends PaymentCommandHandler<
     PrintReceiptResponse
   >;
 
-  constructor(
-    runner: CommandRunner,
-    targets: PaymentTargets,
-    @Inject(PAYFLOW_API) payflow: PayflowApi,
-  ) {
-    super(runner);
-    this.spec = onLatestPayment(targets, {
+  constructor(kit: PaymentCommandKit) {
+    super(kit);
+    this.spec = kit.onLatestPayment({
       type: 'order.terminal_receipt_requested',
       // A repeat prints a second receipt: never repeated blindly.
       repeatable: false,
       map: (command) => ({ terminalId: command.event.data.terminalId }),
       call: ({ target, terminalId }, options) =>
-        payflow.printTerminalReceipt(
+        kit.payflow.printTerminalReceipt(
           target.payment.payflowId,
           terminalId === undefined ? {} : { terminalId },
           options,
