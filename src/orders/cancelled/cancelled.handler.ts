@@ -4,36 +4,24 @@ import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandSpec } from '../engine/command-spec.js';
 import { OrderRepository } from '../order.repository.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
-
-type CancelState = OnTarget<object>;
 
 @Injectable()
 export class CancelledHandler extends PaymentCommandHandler<
   'order.cancelled',
-  CancelState,
+  object,
   PaymentStatus
 > {
-  protected readonly spec: CommandSpec<'order.cancelled', CancelState, PaymentStatus>;
-
   constructor(
     kit: PaymentCommandKit,
-    payments: PaymentRepository,
     history: PaymentStatusHistoryRepository,
     orders: OrderRepository,
     installments: InstallmentRepository,
   ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+    super(kit, {
       type: 'order.cancelled',
       // A repeated cancel is refused (business.payment_final): never repeated blindly.
       repeatable: false,
@@ -48,7 +36,7 @@ export class CancelledHandler extends PaymentCommandHandler<
         const previous = target.payment.providerStatus;
         const paymentId = target.payment.id;
         await executeTogether(tx, [
-          payments.markCancelled(paymentId, result.status, status),
+          kit.payments.markCancelled(paymentId, result.status, status),
           history.record({
             paymentId,
             providerStatus: result.status,

@@ -2,13 +2,8 @@
 import { Injectable } from '@nestjs/common';
 import type { PayflowDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
-import type { CommandSpec } from '../engine/command-spec.js';
 import { mappingFailed } from '../shared/order-amounts.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 import {
   mapDocumentAttached,
@@ -16,19 +11,19 @@ import {
   type MappedDocument,
 } from './document-attached.mapping.js';
 
-type AttachState = OnTarget<{ readonly document: MappedDocument }>;
+interface AttachState {
+  readonly document: MappedDocument;
+}
 
 @Injectable()
 export class DocumentAttachedHandler extends PaymentCommandHandler<
   'order.document_attached',
   AttachState,
-  PayflowDocument
+  PayflowDocument,
+  MappedDocument
 > {
-  protected readonly spec: CommandSpec<'order.document_attached', AttachState, PayflowDocument>;
-
   constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+    super(kit, {
       type: 'order.document_attached',
       // A repeated upload would attach the document twice.
       repeatable: false,

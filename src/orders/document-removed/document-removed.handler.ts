@@ -2,21 +2,16 @@
 import { Injectable } from '@nestjs/common';
 import type { DeletedDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
-import type { CommandSpec } from '../engine/command-spec.js';
 import { mappingFailed } from '../shared/order-amounts.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 
-type RemoveState = OnTarget<{
+interface RemoveState {
   readonly ref: string;
   /** documents.id */
   readonly documentRowId: string;
   readonly payflowDocumentId: string;
-}>;
+}
 
 @Injectable()
 export class DocumentRemovedHandler extends PaymentCommandHandler<
@@ -24,11 +19,8 @@ export class DocumentRemovedHandler extends PaymentCommandHandler<
   RemoveState,
   DeletedDocument
 > {
-  protected readonly spec: CommandSpec<'order.document_removed', RemoveState, DeletedDocument>;
-
   constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+    super(kit, {
       type: 'order.document_removed',
       // A repeated DELETE answers 404: never repeated blindly.
       repeatable: false,

@@ -3,19 +3,15 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 
-type AddState = OnTarget<{ readonly installment: MappedInstallmentAdded }>;
+interface AddState {
+  readonly installment: MappedInstallmentAdded;
+}
 
 @Injectable()
 export class InstallmentAddedHandler extends PaymentCommandHandler<
@@ -23,15 +19,8 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
   AddState,
   Installment
 > {
-  protected readonly spec: CommandSpec<'order.installment_added', AddState, Installment>;
-
-  constructor(
-    kit: PaymentCommandKit,
-    payments: PaymentRepository,
-    installments: InstallmentRepository,
-  ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+    super(kit, {
       type: 'order.installment_added',
       repeatable: false,
       map: async (command, target) => {
@@ -51,7 +40,7 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
         ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
-          payments.addToTotal(target.payment.id, result.grossAmountMinor),
+          kit.payments.addToTotal(target.payment.id, result.grossAmountMinor),
           installments.add({
             paymentId: target.payment.id,
             ref: installment.ref,

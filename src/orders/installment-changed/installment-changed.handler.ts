@@ -6,22 +6,16 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment, UpdateInstallmentInput } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';
 
-type ChangeState = OnTarget<{
+interface ChangeState {
   readonly installment: KnownInstallment;
   readonly input: UpdateInstallmentInput;
-}>;
+}
 
 @Injectable()
 export class InstallmentChangedHandler extends PaymentCommandHandler<
@@ -29,15 +23,8 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
   ChangeState,
   Installment
 > {
-  protected readonly spec: CommandSpec<'order.installment_changed', ChangeState, Installment>;
-
-  constructor(
-    kit: PaymentCommandKit,
-    payments: PaymentRepository,
-    installments: InstallmentRepository,
-  ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+    super(kit, {
       type: 'order.installment_changed',
       repeatable: true,
       map: async (command, target) => {
@@ -64,7 +51,10 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           installments.change(installment.id, result.date, result.grossAmountMinor, result.status),
-          payments.addToTotal(target.payment.id, result.grossAmountMinor - installment.grossMinor),
+          kit.payments.addToTotal(
+            target.payment.id,
+            result.grossAmountMinor - installment.grossMinor,
+          ),
         ]);
         return [
           targetEvent('installment.changed', command, target, {

@@ -3,18 +3,14 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import { targetEvent } from '../shared/payment-target.js';
 
-type RemoveState = OnTarget<{ readonly installment: KnownInstallment }>;
+interface RemoveState {
+  readonly installment: KnownInstallment;
+}
 
 @Injectable()
 export class InstallmentRemovedHandler extends PaymentCommandHandler<
@@ -22,15 +18,8 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
   RemoveState,
   Installment
 > {
-  protected readonly spec: CommandSpec<'order.installment_removed', RemoveState, Installment>;
-
-  constructor(
-    kit: PaymentCommandKit,
-    payments: PaymentRepository,
-    installments: InstallmentRepository,
-  ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+    super(kit, {
       type: 'order.installment_removed',
       // A repeated DELETE is refused (business.installment_final): never repeated blindly.
       repeatable: false,
@@ -54,7 +43,7 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           installments.remove(installment.id, result.status),
-          payments.addToTotal(target.payment.id, -installment.grossMinor),
+          kit.payments.addToTotal(target.payment.id, -installment.grossMinor),
         ]);
         return [
           targetEvent('installment.removed', command, target, {

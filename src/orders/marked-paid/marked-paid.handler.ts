@@ -3,17 +3,13 @@ import { Injectable } from '@nestjs/common';
 import type { ManualPaidResponse } from '../../payflow/payflow.types.js';
 import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 
-type MarkState = OnTarget<{ readonly note: string | undefined }>;
+interface MarkState {
+  readonly note: string | undefined;
+}
 
 @Injectable()
 export class MarkedPaidHandler extends PaymentCommandHandler<
@@ -21,15 +17,8 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
   MarkState,
   ManualPaidResponse
 > {
-  protected readonly spec: CommandSpec<'order.marked_paid', MarkState, ManualPaidResponse>;
-
-  constructor(
-    kit: PaymentCommandKit,
-    payments: PaymentRepository,
-    history: PaymentStatusHistoryRepository,
-  ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+  constructor(kit: PaymentCommandKit, history: PaymentStatusHistoryRepository) {
+    super(kit, {
       type: 'order.marked_paid',
       // A repeat is refused once the payment is PAID (business.payment_final).
       repeatable: false,
@@ -41,7 +30,7 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
         const status = normalizePaymentStatus(providerStatus);
         const previous = target.payment.providerStatus;
         await executeTogether(tx, [
-          payments.setStatus(target.payment.id, providerStatus, status),
+          kit.payments.setStatus(target.payment.id, providerStatus, status),
           history.record({
             paymentId: target.payment.id,
             providerStatus,

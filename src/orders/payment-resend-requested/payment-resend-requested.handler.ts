@@ -5,38 +5,24 @@
  */
 import { Injectable } from '@nestjs/common';
 import type { ResendResponse } from '../../payflow/payflow.types.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import type { OrderEventData } from '../order-event.schema.js';
 import { PaymentMethodCatalog } from '../shared/payment-methods.js';
 import { targetEvent } from '../shared/payment-target.js';
 
-type ResendState = OnTarget<{ readonly data: OrderEventData<'order.payment_resend_requested'> }>;
+interface ResendState {
+  readonly data: OrderEventData<'order.payment_resend_requested'>;
+}
 
 @Injectable()
 export class PaymentResendRequestedHandler extends PaymentCommandHandler<
   'order.payment_resend_requested',
   ResendState,
-  ResendResponse
+  ResendResponse,
+  void
 > {
-  protected readonly spec: CommandSpec<
-    'order.payment_resend_requested',
-    ResendState,
-    ResendResponse
-  >;
-
-  constructor(
-    kit: PaymentCommandKit,
-    paymentMethods: PaymentMethodCatalog,
-    payments: PaymentRepository,
-  ) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+  constructor(kit: PaymentCommandKit, paymentMethods: PaymentMethodCatalog) {
+    super(kit, {
       type: 'order.payment_resend_requested',
       repeatable: true,
       before: ({ event }) =>
@@ -53,7 +39,7 @@ export class PaymentResendRequestedHandler extends PaymentCommandHandler<
           options,
         ),
       complete: async (tx, { state: { target, data }, result, command }) => {
-        await payments.setPaymentMethod(tx, target.payment.id, data.paymentMethodId);
+        await kit.payments.setPaymentMethod(tx, target.payment.id, data.paymentMethodId);
         return [
           targetEvent('payment.resent', command, target, {
             paymentMethodId: data.paymentMethodId,

@@ -3,12 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { RefundResult } from '../../payflow/payflow.types.js';
 import { RefundRepository } from '../../payments/refund.repository.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import { targetEvent } from '../shared/payment-target.js';
 import {
@@ -17,19 +12,19 @@ import {
   type MappedRefund,
 } from './refund-requested.mapping.js';
 
-type RefundState = OnTarget<{ readonly refund: MappedRefund }>;
+interface RefundState {
+  readonly refund: MappedRefund;
+}
 
 @Injectable()
 export class RefundRequestedHandler extends PaymentCommandHandler<
   'order.refund_requested',
   RefundState,
-  RefundResult
+  RefundResult,
+  MappedRefund
 > {
-  protected readonly spec: CommandSpec<'order.refund_requested', RefundState, RefundResult>;
-
   constructor(kit: PaymentCommandKit, refunds: RefundRepository) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+    super(kit, {
       type: 'order.refund_requested',
       repeatable: false,
       before: (command) => mapRefundRequested(command.event.data),

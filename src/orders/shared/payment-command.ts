@@ -2,9 +2,10 @@
  * The shape most order commands share: find the order's latest payment (the target), map
  * the event against it, make one Payflow call about it, complete. `onLatestPayment` builds
  * the runner's CommandSpec from only what differs, and `PaymentCommandHandler` is the
- * handler around it, so that a handler file reads as map → call → complete.
+ * handler around it (given only that spec), so that a handler file reads as
+ * map → call → complete.
  * `PaymentCommandKit` bundles what every such handler needs (runner, database, targets,
- * Payflow), so that a handler's constructor names only the repositories it writes.
+ * the payments table, Payflow), so that a handler's constructor names only the repositories it writes.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
@@ -12,6 +13,7 @@ import type { BatchSql } from '../../database/transaction-batcher.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandSpec, Completed } from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
@@ -63,24 +65,19 @@ export class PaymentCommandKit {
     readonly runner: CommandRunner,
     readonly database: Database,
     readonly targets: PaymentTargets,
+    readonly payments: PaymentRepository,
     @Inject(PAYFLOW_API) readonly payflow: PayflowApi,
   ) {}
-
-  /** `onLatestPayment` with this kit's targets. */
-  onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
-    spec: PaymentCommandSpec<T, S, R, B>,
-  ): CommandSpec<T, OnTarget<S>, R> {
-    return onLatestPayment(this.targets, spec);
-  }
 }
 
-/** A handler that runs its spec through the command runner. */
-export abstract class PaymentCommandHandler<T extends OrderEventType, S, R> {
-  protected abstract readonly spec: CommandSpec<T, S, R>;
+/** A handler that runs its spec, on the order's latest payment, through the command runner. */
+export abstract class PaymentCommandHandler<T extends OrderEventType, S, R, B = undefined> {
+  private readonly spec: CommandSpec<T, OnTarget<S>, R>;
   private readonly runner: CommandRunner;
 
-  constructor(kit: PaymentCommandKit) {
+  constructor(kit: PaymentCommandKit, spec: PaymentCommandSpec<T, S, R, B>) {
     this.runner = kit.runner;
+    this.spec = onLatestPayment(kit.targets, spec);
   }
 
   execute(command: OrderCommand<T>): Promise<CommandOutcome> {

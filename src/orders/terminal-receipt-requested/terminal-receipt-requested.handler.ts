@@ -1,15 +1,12 @@
 /** order.terminal_receipt_requested → POST /payments/{payment_id}/receipts/terminal/print. */
 import { Injectable } from '@nestjs/common';
 import type { PrintReceiptResponse } from '../../payflow/payflow.types.js';
-import type { CommandSpec } from '../engine/command-spec.js';
-import {
-  PaymentCommandHandler,
-  PaymentCommandKit,
-  type OnTarget,
-} from '../shared/payment-command.js';
+import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 
-type PrintState = OnTarget<{ readonly terminalId: string | undefined }>;
+interface PrintState {
+  readonly terminalId: string | undefined;
+}
 
 @Injectable()
 export class TerminalReceiptRequestedHandler extends PaymentCommandHandler<
@@ -17,15 +14,8 @@ export class TerminalReceiptRequestedHandler extends PaymentCommandHandler<
   PrintState,
   PrintReceiptResponse
 > {
-  protected readonly spec: CommandSpec<
-    'order.terminal_receipt_requested',
-    PrintState,
-    PrintReceiptResponse
-  >;
-
   constructor(kit: PaymentCommandKit) {
-    super(kit);
-    this.spec = kit.onLatestPayment({
+    super(kit, {
       type: 'order.terminal_receipt_requested',
       // A repeat prints a second receipt: never repeated blindly.
       repeatable: false,
