@@ -1,4 +1,4 @@
-import { Column, Entity, Index } from 'typeorm';
+import { Entity, Index } from 'typeorm';
 import { col } from '../database/columns.js';
 
 /**
@@ -22,8 +22,7 @@ export class DeadLetterEntity {
   @col.bytes('key', { nullable: true }) key!: Buffer | null;
   @col.bytes('value', { nullable: true }) value!: Buffer | null;
 
-  @Column({ type: 'jsonb', default: () => `'{}'` })
-  headers!: Record<string, string>;
+  @col.headers() headers!: Record<string, string>;
 
   @col.int() attempts!: number;
   @col.now('failed_at') failedAt!: Date;

@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * A Kafka message written in the same transaction as the state change that caused it,
@@ -10,27 +11,12 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Index('outbox_pending_lane_idx', ['bucket', 'topic', 'id'], { where: `"published_at" IS NULL` })
 @Index('outbox_published_idx', ['publishedAt'], { where: `"published_at" IS NOT NULL` })
 export class OutboxEntity {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
-  id!: string;
-
-  @Column({ type: 'smallint' })
-  bucket!: number;
-
-  @Column({ type: 'text' })
-  topic!: string;
-
-  @Column({ type: 'text', nullable: true })
-  key!: string | null;
-
-  @Column({ type: 'bytea' })
-  value!: Buffer;
-
-  @Column({ type: 'jsonb', default: () => `'{}'` })
-  headers!: Record<string, string>;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt!: Date;
-
-  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
-  publishedAt!: Date | null;
+  @col.bigintId() id!: string;
+  @col.smallint() bucket!: number;
+  @col.text() topic!: string;
+  @col.text('key', { nullable: true }) key!: string | null;
+  @col.bytes() value!: Buffer;
+  @col.headers() headers!: Record<string, string>;
+  @col.now('created_at') createdAt!: Date;
+  @col.timestamp('published_at', { nullable: true }) publishedAt!: Date | null;
 }

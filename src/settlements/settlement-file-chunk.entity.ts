@@ -1,14 +1,10 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Entity } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /** The raw bytes of a settlement file, in order, about 1 MiB a piece. */
 @Entity({ name: 'settlement_file_chunks' })
 export class SettlementFileChunkEntity {
-  @PrimaryColumn({ name: 'file_id', type: 'uuid' })
-  fileId!: string;
-
-  @PrimaryColumn({ type: 'int' })
-  seq!: number;
-
-  @Column({ type: 'bytea' })
-  data!: Buffer;
+  @col.key.uuid('file_id') fileId!: string;
+  @col.key.int() seq!: number;
+  @col.bytes() data!: Buffer;
 }

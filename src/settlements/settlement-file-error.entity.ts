@@ -1,15 +1,13 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Entity } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /** A row of a settlement file that did not parse; the file is stored all the same. */
 @Entity({ name: 'settlement_file_errors' })
 export class SettlementFileErrorEntity {
-  @PrimaryColumn({ name: 'file_id', type: 'uuid' })
-  fileId!: string;
+  @col.key.uuid('file_id') fileId!: string;
 
   /** 1-based line of the file where the row starts (the header is line 1). */
-  @PrimaryColumn({ name: 'line_number', type: 'int' })
-  lineNumber!: number;
+  @col.key.int('line_number') lineNumber!: number;
 
-  @Column({ type: 'text' })
-  message!: string;
+  @col.text() message!: string;
 }

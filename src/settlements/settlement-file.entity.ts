@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * One distinct content of a settlement file: (organization, date range, format, version).
@@ -14,49 +15,30 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
   },
 )
 export class SettlementFileEntity {
-  @PrimaryGeneratedColumn('uuid')
-  id!: string;
-
-  @Column({ name: 'organization_id', type: 'text' })
-  organizationId!: string;
-
-  @Column({ name: 'date_from', type: 'date' })
-  dateFrom!: string;
-
-  @Column({ name: 'date_to', type: 'date' })
-  dateTo!: string;
-
-  @Column({ type: 'text' })
-  format!: string;
+  @col.uuidId() id!: string;
+  @col.text('organization_id') organizationId!: string;
+  @col.date('date_from') dateFrom!: string;
+  @col.date('date_to') dateTo!: string;
+  @col.text() format!: string;
 
   /** 1 for the first content pulled, then +1 for each content that differed. */
-  @Column({ type: 'int' })
-  version!: number;
+  @col.int() version!: number;
 
-  @Column({ name: 'previous_file_id', type: 'uuid', nullable: true })
-  previousFileId!: string | null;
+  @col.uuid('previous_file_id', { nullable: true }) previousFileId!: string | null;
 
   /** Hex SHA-256 of the raw bytes. */
-  @Column({ type: 'char', length: 64 })
-  sha256!: string;
+  @col.char(64) sha256!: string;
 
-  @Column({ name: 'size_bytes', type: 'bigint' })
-  sizeBytes!: string;
+  @col.bigint('size_bytes') sizeBytes!: string;
 
   /** Data rows that parsed (the header row not counted). */
-  @Column({ name: 'row_count', type: 'int' })
-  rowCount!: number;
+  @col.int('row_count') rowCount!: number;
 
-  @Column({ name: 'bad_row_count', type: 'int' })
-  badRowCount!: number;
-
-  @Column({ name: 'content_type', type: 'text' })
-  contentType!: string;
+  @col.int('bad_row_count') badRowCount!: number;
+  @col.text('content_type') contentType!: string;
 
   /** cron or cli. */
-  @Column({ type: 'text' })
-  trigger!: string;
+  @col.text() trigger!: string;
 
-  @Column({ name: 'pulled_at', type: 'timestamptz', default: () => 'now()' })
-  pulledAt!: Date;
+  @col.now('pulled_at') pulledAt!: Date;
 }

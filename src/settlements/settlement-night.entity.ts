@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * A night the bridge owes a pull for: `missing` until a pull succeeds, then `pulled`.
@@ -9,39 +10,22 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
   where: `"status" = 'missing'`,
 })
 export class SettlementNightEntity {
-  @PrimaryColumn({ name: 'organization_id', type: 'text' })
-  organizationId!: string;
-
-  @PrimaryColumn({ name: 'settlement_date', type: 'date' })
-  settlementDate!: string;
-
-  @PrimaryColumn({ type: 'text' })
-  format!: string;
+  @col.key.text('organization_id') organizationId!: string;
+  @col.key.date('settlement_date') settlementDate!: string;
+  @col.key.text() format!: string;
 
   /** missing or pulled. */
-  @Column({ type: 'text' })
-  status!: string;
+  @col.text() status!: string;
 
   /** cron (the nightly run started tracking it) or cli (a pull by hand did). */
-  @Column({ name: 'tracked_by', type: 'text' })
-  trackedBy!: string;
+  @col.text('tracked_by') trackedBy!: string;
 
   /** The latest file of this night (set once pulled). */
-  @Column({ name: 'file_id', type: 'uuid', nullable: true })
-  fileId!: string | null;
+  @col.uuid('file_id', { nullable: true }) fileId!: string | null;
 
-  @Column({ type: 'int', default: 0 })
-  attempts!: number;
-
-  @Column({ name: 'last_attempt_at', type: 'timestamptz', nullable: true })
-  lastAttemptAt!: Date | null;
-
-  @Column({ name: 'last_error', type: 'text', nullable: true })
-  lastError!: string | null;
-
-  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
-  createdAt!: Date;
-
-  @Column({ name: 'pulled_at', type: 'timestamptz', nullable: true })
-  pulledAt!: Date | null;
+  @col.int('attempts', { default: 0 }) attempts!: number;
+  @col.timestamp('last_attempt_at', { nullable: true }) lastAttemptAt!: Date | null;
+  @col.text('last_error', { nullable: true }) lastError!: string | null;
+  @col.now('created_at') createdAt!: Date;
+  @col.timestamp('pulled_at', { nullable: true }) pulledAt!: Date | null;
 }

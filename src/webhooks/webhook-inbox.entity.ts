@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Entity, Index } from 'typeorm';
+import { col } from '../database/columns.js';
 
 /**
  * A webhook from Payflow, stored before Payflow got its 2xx. Processed later: the
@@ -10,50 +11,31 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Index('webhook_inbox_pending_idx', ['nextAttemptAt', 'id'], { where: `"processed_at" IS NULL` })
 @Index('webhook_inbox_received_idx', ['receivedAt'])
 export class WebhookInboxEntity {
-  @PrimaryGeneratedColumn({ type: 'bigint' })
-  id!: string;
-
-  @Column({ name: 'payment_id', type: 'uuid' })
-  paymentId!: string;
+  @col.bigintId() id!: string;
+  @col.uuid('payment_id') paymentId!: string;
 
   /** payment-update, status-update or terminal-failure. */
-  @Column({ type: 'text' })
-  kind!: string;
+  @col.text() kind!: string;
 
   @Index('webhook_inbox_dedupe_key', { unique: true })
-  @Column({ name: 'dedupe_key', type: 'text' })
+  @col.text('dedupe_key')
   dedupeKey!: string;
 
-  @Column({ type: 'bytea' })
-  body!: Buffer;
+  @col.bytes() body!: Buffer;
 
   /** Request headers with secrets (api key, authorization) redacted. */
-  @Column({ type: 'jsonb', default: () => `'{}'` })
-  headers!: Record<string, string>;
+  @col.headers() headers!: Record<string, string>;
 
   /** accepted (authenticated and stored). */
-  @Column({ type: 'text' })
-  verdict!: string;
+  @col.text() verdict!: string;
 
   /** Repeated deliveries of the same webhook seen after the first. */
-  @Column({ type: 'int', default: 0 })
-  duplicates!: number;
+  @col.int('duplicates', { default: 0 }) duplicates!: number;
 
-  @Column({ name: 'received_at', type: 'timestamptz', default: () => 'now()' })
-  receivedAt!: Date;
-
-  @Column({ name: 'last_received_at', type: 'timestamptz', default: () => 'now()' })
-  lastReceivedAt!: Date;
-
-  @Column({ type: 'int', default: 0 })
-  attempts!: number;
-
-  @Column({ name: 'next_attempt_at', type: 'timestamptz', default: () => 'now()' })
-  nextAttemptAt!: Date;
-
-  @Column({ name: 'last_error', type: 'text', nullable: true })
-  lastError!: string | null;
-
-  @Column({ name: 'processed_at', type: 'timestamptz', nullable: true })
-  processedAt!: Date | null;
+  @col.now('received_at') receivedAt!: Date;
+  @col.now('last_received_at') lastReceivedAt!: Date;
+  @col.int('attempts', { default: 0 }) attempts!: number;
+  @col.now('next_attempt_at') nextAttemptAt!: Date;
+  @col.text('last_error', { nullable: true }) lastError!: string | null;
+  @col.timestamp('processed_at', { nullable: true }) processedAt!: Date | null;
 }
