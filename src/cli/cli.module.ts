@@ -9,6 +9,7 @@ import {
   type CliProducerFactory,
 } from './cli.resources.js';
 import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
+import { CliContext } from './commands/cli-command.js';
 import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
 import {
   InDoubtCommand,
@@ -44,6 +45,7 @@ export class CliModule {
         { provide: CLI_RUNTIME, useValue: options.runtime },
         { provide: CLI_PRODUCER_FACTORY, useValue: options.createProducer },
         CliResources,
+        CliContext,
         DlqCommand,
         DlqReplayCommand,
         InDoubtCommand,

@@ -1,16 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { CommandRunner } from 'nest-commander';
-import { UsageError, type CliRuntime } from '../cli.runtime.js';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { CliConfig } from '../cli.config.js';
+import { CLI_CONFIG, CliResources } from '../cli.resources.js';
+import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
 
 type CommanderCommand = Parameters<CommandRunner['setCommand']>[0];
 
 /**
+ * What every command may use, injected once: the runtime (output, exit), the connections
+ * opened on first use, the CLI's configuration and the logger.
+ */
+@Injectable()
+export class CliContext {
+  constructor(
+    @Inject(CLI_RUNTIME) readonly runtime: CliRuntime,
+    @Inject(CliResources) readonly resources: CliResources,
+    @Inject(CLI_CONFIG) readonly config: CliConfig,
+    @Inject(APP_LOGGER) readonly logger: AppLogger,
+  ) {}
+}
+
+/**
  * Base of the CLI's commands. nest-commander builds each (sub)command as its own commander
  * instance and only gives the root our exit hook; this gives it to every command, so that
- * a usage error anywhere exits with 2 instead of commander's process.exit(1).
+ * a usage error anywhere exits with 2 instead of commander's process.exit(1). Commands
+ * take their dependencies from the one CliContext, so they declare no constructor.
  */
 export abstract class CliCommand extends CommandRunner {
-  protected constructor(protected readonly runtime: CliRuntime) {
+  protected readonly runtime: CliRuntime;
+  protected readonly resources: CliResources;
+  protected readonly config: CliConfig;
+  protected readonly logger: AppLogger;
+
+  constructor(@Inject(CliContext) context: CliContext) {
     super();
+    this.runtime = context.runtime;
+    this.resources = context.resources;
+    this.config = context.config;
+    this.logger = context.logger;
   }
 
   override setCommand(command: CommanderCommand): this {

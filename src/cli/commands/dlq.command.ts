@@ -1,4 +1,3 @@
-import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
 import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
 import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
@@ -16,9 +15,6 @@ import {
 import { sanitizeText } from '../../orders/show/order-show.view.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
-import type { CliConfig } from '../cli.config.js';
-import { CLI_CONFIG, CliResources } from '../cli.resources.js';
-import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createReplayProgress } from './replay-progress.js';
 
@@ -42,14 +38,6 @@ const NO_FLUSH: OutboxFlusher = {
     'and the order is unblocked',
 })
 export class DlqReplayCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--order <id>', description: 'only this order' })
   parseOrder(value: string): string {
     return usage(() => parseOrderId(value));
@@ -118,10 +106,6 @@ export class DlqReplayCommand extends CliCommand {
   subCommands: [DlqReplayCommand],
 })
 export class DlqCommand extends CliCommand {
-  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
-    super(runtime);
-  }
-
   run(args: string[]): Promise<void> {
     this.requireSubcommand(args);
   }

@@ -7,10 +7,7 @@
  * Kafka and Payflow are reached only when a verdict needs them.
  */
 import { userInfo } from 'node:os';
-import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
 import { DeadLetterReplayService } from '../../dead-letters/replay/dead-letter-replay.service.js';
@@ -32,9 +29,8 @@ import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
-import { loadCliPayflowConfig, type CliConfig } from '../cli.config.js';
-import { CLI_CONFIG, CliResources } from '../cli.resources.js';
-import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
+import { loadCliPayflowConfig } from '../cli.config.js';
+import { UsageError } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 
 const PAYFLOW_ID = /^[A-Za-z0-9_-]{1,100}$/;
@@ -57,13 +53,6 @@ function operatorName(given: string | undefined): string {
     'orders whose Payflow call is in doubt: what was sent, when, the error, and what the bridge knows',
 })
 export class InDoubtListCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--json', description: 'machine-readable output (docs/operations.md)' })
   parseJson(): boolean {
     return true;
@@ -98,15 +87,6 @@ interface ResolveOptions {
   argsDescription: { order: 'the ERP order id' },
 })
 export class InDoubtResolveCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--payment <payflowId>', description: "Payflow's id of the payment found" })
   parsePayment(value: string): string {
     return usage(() => {
@@ -223,10 +203,6 @@ export class InDoubtResolveCommand extends CliCommand {
   subCommands: [InDoubtListCommand, InDoubtResolveCommand],
 })
 export class InDoubtCommand extends CliCommand {
-  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
-    super(runtime);
-  }
-
   run(args: string[]): Promise<void> {
     this.requireSubcommand(args);
   }

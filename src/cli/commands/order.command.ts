@@ -1,9 +1,6 @@
-import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
 import { OrderShowQuery } from '../../orders/show/order-show.query.js';
 import { renderOrderView } from '../../orders/show/order-show.view.js';
-import { CliResources } from '../cli.resources.js';
-import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
 import { CliCommand } from './cli-command.js';
 
 /** `order show ID` failed because there is no such order. */
@@ -22,13 +19,6 @@ export class OrderNotFoundError extends Error {
   argsDescription: { id: 'the ERP order id (the Kafka key of its events)' },
 })
 export class OrderShowCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--json', description: 'machine-readable output' })
   parseJson(): boolean {
     return true;
@@ -47,10 +37,6 @@ export class OrderShowCommand extends CliCommand {
 
 @Command({ name: 'order', description: 'orders', subCommands: [OrderShowCommand] })
 export class OrderCommand extends CliCommand {
-  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
-    super(runtime);
-  }
-
   run(args: string[]): Promise<void> {
     this.requireSubcommand(args);
   }

@@ -1,7 +1,4 @@
-import { Inject } from '@nestjs/common';
 import { Command } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
@@ -11,9 +8,7 @@ import {
   ReconciliationPoller,
   type PassResult,
 } from '../../reconciliation/reconciliation.poller.js';
-import { loadCliPayflowConfig, type CliConfig } from '../cli.config.js';
-import { CLI_CONFIG, CliResources } from '../cli.resources.js';
-import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
+import { loadCliPayflowConfig } from '../cli.config.js';
 import { CliCommand } from './cli-command.js';
 
 /** What a pass changed, one line per payment, then a summary. */
@@ -43,15 +38,6 @@ export function renderPass(result: PassResult): string {
   description: 'poll Payflow for every open payment and emit what changed',
 })
 export class ReconcileCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-  ) {
-    super(runtime);
-  }
-
   async run(args: string[]): Promise<void> {
     this.noExtraArguments(args);
     const payflowConfig = loadCliPayflowConfig(this.config);

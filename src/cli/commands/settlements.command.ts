@@ -16,10 +16,7 @@
  * be pulled (Payflow will never have it), so that runs stop asking for it and it stops
  * counting as missing. Idempotent; it says what it did to each tracked night of that date.
  */
-import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
@@ -31,9 +28,8 @@ import { previousNight } from '../../settlements/nights.js';
 import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
 import { SettlementPullError } from '../../settlements/settlement.errors.js';
 import { SettlementRepository } from '../../settlements/settlement.repository.js';
-import { loadCliPayflowConfig, type CliConfig } from '../cli.config.js';
-import { CLI_CONFIG, CliResources } from '../cli.resources.js';
-import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
+import { loadCliPayflowConfig } from '../cli.config.js';
+import { UsageError } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createSettlementProgress } from './settlement-progress.js';
 import {
@@ -89,15 +85,6 @@ interface PullOptions {
     'each new or changed file and publish it; a night already stored unchanged stores nothing',
 })
 export class SettlementsPullCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--from <date>', description: 'first night, YYYY-MM-DD (required)' })
   parseFrom(value: string): string {
     return usage(() => parseDate('--from', value));
@@ -255,14 +242,6 @@ interface StatusOptions {
   description: 'list the tracked nights (default: the last 31 days), with what is still missing',
 })
 export class SettlementsStatusCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--from <date>', description: 'first night, YYYY-MM-DD' })
   parseFrom(value: string): string {
     return usage(() => parseDate('--from', value));
@@ -313,13 +292,6 @@ interface ForgetOptions {
     'no run asks for it again; a pull by hand still can',
 })
 export class SettlementsForgetCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CliResources) private readonly resources: CliResources,
-  ) {
-    super(runtime);
-  }
-
   @Option({ flags: '--night <date>', description: 'the night, YYYY-MM-DD (required)' })
   parseNight(value: string): string {
     return usage(() => parseDate('--night', value));
@@ -355,10 +327,6 @@ export class SettlementsForgetCommand extends CliCommand {
   subCommands: [SettlementsPullCommand, SettlementsStatusCommand, SettlementsForgetCommand],
 })
 export class SettlementsCommand extends CliCommand {
-  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
-    super(runtime);
-  }
-
   run(args: string[]): Promise<void> {
     this.requireSubcommand(args);
   }

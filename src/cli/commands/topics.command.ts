@@ -5,10 +5,7 @@
  * topic is left as it is (and its own partitions and replication factor are printed).
  * Defaults: 12 partitions, replication factor min(3, brokers in the cluster).
  */
-import { Inject } from '@nestjs/common';
 import { Command, Option, SubCommand } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { kafkaClientOptionsFromConfig } from '../../messaging/kafka.client.js';
 import { createKafkaTopicAdmin } from '../../messaging/kafka.topics.js';
 import {
@@ -18,9 +15,6 @@ import {
   describeTopicOutcome,
   topicSpecs,
 } from '../../messaging/topics.port.js';
-import type { CliConfig } from '../cli.config.js';
-import { CLI_CONFIG } from '../cli.resources.js';
-import { CLI_RUNTIME, type CliRuntime } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 
 /** Kafka's own limit of partitions per topic is far higher; this catches typos. */
@@ -46,14 +40,6 @@ interface CreateOptions {
     'TOPIC_PAYMENT_STATUS, TOPIC_SETTLEMENTS); existing ones are left as they are',
 })
 export class TopicsCreateCommand extends CliCommand {
-  constructor(
-    @Inject(CLI_RUNTIME) runtime: CliRuntime,
-    @Inject(CLI_CONFIG) private readonly config: CliConfig,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-  ) {
-    super(runtime);
-  }
-
   @Option({
     flags: '--partitions <n>',
     description: `partitions of each new topic (default ${DEFAULT_TOPIC_PARTITIONS})`,
@@ -107,10 +93,6 @@ export class TopicsCreateCommand extends CliCommand {
   subCommands: [TopicsCreateCommand],
 })
 export class TopicsCommand extends CliCommand {
-  constructor(@Inject(CLI_RUNTIME) runtime: CliRuntime) {
-    super(runtime);
-  }
-
   run(args: string[]): Promise<void> {
     this.requireSubcommand(args);
   }
