@@ -7,9 +7,16 @@
  * Needs (global): DataSource, APP_CONFIG, APP_LOGGER, PAYFLOW_API. From `imports`:
  * IN_DOUBT_RESOLVER (the port in src/payments; OrdersModule provides it), and optionally OutboxRelay
  * (OutboxModule: woken after events commit). The receiver's InboxSignal (WebhookInboxModule,
- * imported here) wakes the processor; it also polls every second.
+ * imported here) wakes the processor of this process, and a throttled NOTIFY on
+ * WEBHOOK_INBOX_CHANNEL those of the other replicas; it also polls
+ * (WEBHOOK_PROCESSING_POLL_INTERVAL) for rows whose retry came due.
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { APP_LOGGER } from '../common/logger.module.js';
+import { silentLogger, type AppLogger } from '../common/logger.js';
+import { Database } from '../database/database.js';
+import { ThrottledNotify } from '../database/throttled-notify.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
@@ -17,7 +24,14 @@ import { InboxSignal } from './inbox/inbox.signal.js';
 import { WebhookInboxModule } from './inbox/webhook-inbox.module.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './processing/inbox-wakeup.js';
 import {
+  NO_PROCESSING_METRICS,
+  PromProcessingMetrics,
+  WEBHOOK_PROCESSING_METRICS,
+  type WebhookProcessingMetrics,
+} from './processing/processing.metrics.js';
+import {
   STATUS_EVENTS_COMMITTED,
+  WEBHOOK_INBOX_CHANNEL,
   WEBHOOK_PROCESSING_OPTIONS,
   WebhookInboxProcessor,
   type WebhookProcessingOptions,
@@ -47,10 +61,37 @@ export class WebhooksProcessingModule {
         },
         {
           provide: INBOX_WAKEUP,
-          inject: [InboxSignal],
-          useFactory: (signal: InboxSignal): InboxWakeup => ({
-            subscribe: (listener) => signal.onStored(() => listener()),
+          inject: [InboxSignal, Database, { token: APP_LOGGER, optional: true }],
+          useFactory: (
+            signal: InboxSignal,
+            database: Database,
+            logger: AppLogger | undefined,
+          ): InboxWakeup => ({
+            subscribe: (listener) => {
+              // This process's processor at once; the other replicas' through a NOTIFY
+              // (they LISTEN on WEBHOOK_INBOX_CHANNEL), throttled to 10 a second.
+              const others = new ThrottledNotify(
+                database.sql,
+                WEBHOOK_INBOX_CHANNEL,
+                100,
+                logger ?? silentLogger(),
+              );
+              const unsubscribe = signal.onStored(() => {
+                listener();
+                others.notify();
+              });
+              return () => {
+                unsubscribe();
+                others.stop();
+              };
+            },
           }),
+        },
+        {
+          provide: WEBHOOK_PROCESSING_METRICS,
+          inject: [{ token: Registry, optional: true }],
+          useFactory: (registry: Registry | undefined): WebhookProcessingMetrics =>
+            registry === undefined ? NO_PROCESSING_METRICS : new PromProcessingMetrics(registry),
         },
         WebhookInboxProcessor,
       ],

@@ -21,6 +21,7 @@ import {
   insertInboxRow,
   simulate,
   type Processing,
+  startProcessing,
   startStatusSyncTestBed,
   type StatusSyncTestBed,
 } from '../reconciliation/status-sync-kit.js';
@@ -119,6 +120,29 @@ describe('webhook inbox processing', () => {
       [payment.id],
     );
     expect(rows[0]).toEqual({ pending: 0 });
+  });
+
+  it("wakes on another replica's NOTIFY, not on its poll", async () => {
+    // A second processor as another replica would run it: started, polling only every
+    // minute, and never told by a receiver in its own process.
+    const replica = await startProcessing(bed.database, sandbox, {
+      processing: { autoStart: true, pollIntervalMs: 60_000 },
+    });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_000)); // its LISTEN is up
+      const payment = await createPayment(pipeline, db, sandbox);
+      await simulate(sandbox, payment.payflowId, 'opened');
+      const row = await insertInboxRow(db, payment.id, 'payment-update');
+      await db.query(`SELECT pg_notify('payflow_webhook_inbox', '')`);
+      const deadline = Date.now() + 10_000;
+      while ((await inboxRow(db, row)).processed_at === null && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await inboxRow(db, row)).toMatchObject({ processed_at: expect.any(Date) });
+      expect(await changeEvents(db, payment.orderId)).toHaveLength(1);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('refuses an older snapshot applied after a newer one: no regression', async () => {

@@ -86,6 +86,8 @@ const PRUNE = `
     WHERE processed_at IS NOT NULL AND received_at < now() - make_interval(secs => $1)
     LIMIT $2)`;
 
+const pendingStatsRow = z.object({ pending: z.number().int(), oldest: z.number() });
+
 @Injectable()
 export class WebhookInboxRepository {
   constructor(@Inject(Database) private readonly database: Database) {}
@@ -108,6 +110,17 @@ export class WebhookInboxRepository {
   async claim(limit: number, leaseMs: number): Promise<ClaimedInboxRow[]> {
     const rows = await this.database.sql.query(CLAIM, [limit, leaseMs]);
     return rows.map((row) => claimedRow.parse(row));
+  }
+
+  /** Rows not processed yet, and the age of the oldest (0 when none), for the metrics. */
+  async pendingStats(): Promise<{ readonly pending: number; readonly oldestSeconds: number }> {
+    const [row] = await this.database.sql.query(
+      `SELECT count(*)::int AS pending,
+              COALESCE(extract(epoch FROM now() - min(received_at)), 0)::float8 AS oldest
+         FROM webhook_inbox WHERE processed_at IS NULL`,
+    );
+    const parsed = pendingStatsRow.parse(row);
+    return { pending: parsed.pending, oldestSeconds: parsed.oldest };
   }
 
   /** The rows are done (`error`: why they were given up, else null). */

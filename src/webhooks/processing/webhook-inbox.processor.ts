@@ -38,6 +38,7 @@ import { AppError, describeError } from '../../common/app-error.js';
 import { mapBounded } from '../../common/map-bounded.js';
 import { Wakeup } from '../../common/wakeup.js';
 import { Database } from '../../database/database.js';
+import type { ListenHandle } from '../../database/pg-listener.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import { withPayflowTrace } from '../../payflow/payflow-trace.js';
 import { IN_DOUBT_RESOLVER, type InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
@@ -51,9 +52,17 @@ import type { StoredPayment } from '../../payments/status-sync/status-changes.js
 import { WebhookInboxRepository, type ClaimedInboxRow } from '../inbox/webhook-inbox.repository.js';
 import { contextFromHeaders, Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './inbox-wakeup.js';
+import {
+  NO_PROCESSING_METRICS,
+  WEBHOOK_PROCESSING_METRICS,
+  type WebhookProcessingMetrics,
+} from './processing.metrics.js';
 import { webhookHints } from './webhook-hints.js';
 
 export const WEBHOOK_PROCESSING_OPTIONS = Symbol('WEBHOOK_PROCESSING_OPTIONS');
+/** The Postgres channel a receiver NOTIFYs after storing webhooks (webhooks-processing.module). */
+export const WEBHOOK_INBOX_CHANNEL = 'payflow_webhook_inbox';
+const BACKLOG_SAMPLE_MS = 30_000;
 /** Called after a transaction that wrote status events committed (wakes the outbox relay). */
 export const STATUS_EVENTS_COMMITTED = Symbol('STATUS_EVENTS_COMMITTED');
 
@@ -118,6 +127,8 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
   private loop: Promise<void> | null = null;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  private listening: ListenHandle | undefined;
+  private backlogSampledAt = 0;
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -130,6 +141,9 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     @Optional() @Inject(INBOX_WAKEUP) private readonly inboxWakeup?: InboxWakeup,
     @Optional() @Inject(STATUS_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
+    @Optional()
+    @Inject(WEBHOOK_PROCESSING_METRICS)
+    private readonly metrics: WebhookProcessingMetrics = NO_PROCESSING_METRICS,
   ) {
     this.settings = { ...DEFAULTS, ...options };
   }
@@ -150,12 +164,27 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
   start(): void {
     if (this.loop !== null || this.stopped) return;
     this.unsubscribe = this.inboxWakeup?.subscribe(() => this.notify());
+    // Rows stored by another replica's receiver: its NOTIFY wakes this loop.
+    void this.database
+      .listen({
+        channel: WEBHOOK_INBOX_CHANNEL,
+        onNotify: () => this.notify(),
+        onReconnect: () => this.notify(),
+      })
+      .then((handle) => {
+        if (this.stopped) void handle.close();
+        else this.listening = handle;
+      })
+      .catch((error: unknown) => {
+        this.logger.warn({ err: describeError(error) }, 'webhook inbox: LISTEN failed; polling');
+      });
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
+    await this.listening?.close();
     this.abort.abort();
     this.wakeup.wake();
     await this.loop;
@@ -174,6 +203,7 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
         this.logger.error({ err: describeError(error) }, 'webhook inbox: drain failed');
       }
       if (this.stopped) break;
+      await this.sampleBacklog();
       if (!full) {
         await this.wakeup.wait(
           failures === 0
@@ -211,7 +241,22 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
       }
     }
     if (events > 0) this.committed?.();
+    this.metrics.processed('processed', processed);
+    this.metrics.processed('deferred', deferred);
     return { claimed: rows.length, payments: groups.size, processed, deferred, events };
+  }
+
+  /** The inbox's backlog for the metrics, at most every 30 s (never fails the loop). */
+  private async sampleBacklog(): Promise<void> {
+    const now = Date.now();
+    if (now - this.backlogSampledAt < BACKLOG_SAMPLE_MS) return;
+    this.backlogSampledAt = now;
+    try {
+      const stats = await this.inbox.pendingStats();
+      this.metrics.backlog(stats.pending, stats.oldestSeconds);
+    } catch (error) {
+      this.logger.debug({ err: describeError(error) }, 'webhook inbox: backlog sample failed');
+    }
   }
 
   private async processPayment(paymentId: string, rows: ClaimedInboxRow[]): Promise<GroupOutcome> {
