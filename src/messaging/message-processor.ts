@@ -54,6 +54,22 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
   }
 
   async process(message: InboundMessage, signal: AbortSignal): Promise<ProcessOutcome> {
+    const started = this.now();
+    const seen: { type?: string } = {};
+    const outcome = await this.processOnce(message, signal, seen);
+    this.options.metrics.handled(
+      seen.type ?? 'undecodable',
+      outcome,
+      (this.now() - started) / 1000,
+    );
+    return outcome;
+  }
+
+  private async processOnce(
+    message: InboundMessage,
+    signal: AbortSignal,
+    seen: { type?: string },
+  ): Promise<ProcessOutcome> {
     const log = this.options.logger;
     const where = { topic: message.topic, partition: message.partition, offset: message.offset };
     let event: DecodedEvent<P>;
@@ -71,6 +87,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
         decision.action === 'dead_letter' ? decision.reason : 'invalid_event';
       return this.deadLetter(message, null, reason, describeFailure(error), 1, signal);
     }
+    seen.type = event.type;
 
     const about = {
       ...where,

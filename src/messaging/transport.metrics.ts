@@ -18,6 +18,11 @@ export interface OrderEventsMetrics {
   partitionLag(topic: string, partition: number, lag: number): void;
   /** Counter: one message finished (or was given up at shutdown). */
   processed(outcome: ProcessOutcome): void;
+  /**
+   * Histogram: one decoded event finished, by its type (the codec's bounded set, or
+   * `undecodable`) and outcome, in seconds from its first attempt, retries included.
+   */
+  handled(type: string, outcome: ProcessOutcome, seconds: number): void;
   /** Counter: one dead letter stored by the sink (a redelivery of a stored one is not counted). */
   deadLettered(reason: DeadLetterReason): void;
   /** Counter: one retry scheduled. */
@@ -32,6 +37,7 @@ export const NO_METRICS: OrderEventsMetrics = {
   heldBytes: () => undefined,
   partitionLag: () => undefined,
   processed: () => undefined,
+  handled: () => undefined,
   deadLettered: () => undefined,
   retried: () => undefined,
   fetchPaused: () => undefined,
@@ -58,6 +64,8 @@ export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
     dead_letter_sink: 0,
   };
   pauses = 0;
+  /** `type/outcome` → how many. */
+  readonly handledByType = new Map<string, number>();
 
   inFlight(count: number): void {
     this.inFlightNow = count;
@@ -77,6 +85,10 @@ export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
   }
   processed(outcome: ProcessOutcome): void {
     this.outcomes[outcome]++;
+  }
+  handled(type: string, outcome: ProcessOutcome): void {
+    const key = `${type}/${outcome}`;
+    this.handledByType.set(key, (this.handledByType.get(key) ?? 0) + 1);
   }
   deadLettered(reason: DeadLetterReason): void {
     this.deadLetters.set(reason, (this.deadLetters.get(reason) ?? 0) + 1);

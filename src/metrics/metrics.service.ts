@@ -96,6 +96,14 @@ export class MetricsService
     help: 'Outbox buckets this replica publishes',
     registers: [this.registry],
   });
+  private readonly handledHistogram = new Histogram({
+    name: 'payflow_bridge_order_event_handle_seconds',
+    help: 'Order events finished, by type and outcome: seconds from the first attempt, retries included',
+    labelNames: ['type', 'outcome'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
   readonly payflowCalls = new Histogram({
     name: 'payflow_bridge_payflow_call_seconds',
     help: 'Duration of calls to Payflow, by endpoint and HTTP status (0 = no answer)',
@@ -178,6 +186,9 @@ export class MetricsService
   }
   processed(outcome: ProcessOutcome): void {
     this.processedCounter.inc({ outcome });
+  }
+  handled(type: string, outcome: ProcessOutcome, seconds: number): void {
+    this.handledHistogram.observe({ type, outcome }, seconds);
   }
   deadLettered(reason: DeadLetterReason): void {
     this.deadLetterCounter.inc({ reason });

@@ -1,0 +1,55 @@
+/**
+ * docs/grafana/payflow-bridge.dashboard.json charts only series the worker exposes: every
+ * `payflow_bridge_*` name in its queries is registered by the worker's metrics (the
+ * MetricsService registry with the receiver's and the inbox processor's metrics added, as
+ * the worker wires them). A renamed metric fails here instead of leaving a panel empty.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { PromProcessingMetrics } from '../../src/webhooks/processing/processing.metrics.js';
+import { PromReceiverMetrics } from '../../src/webhooks/receiver/receiver.metrics.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+interface Panel {
+  readonly title: string;
+  readonly targets: readonly { readonly expr: string }[];
+  readonly datasource: { readonly uid: string };
+}
+
+const dashboard = JSON.parse(
+  readFileSync(join(ROOT, 'docs', 'grafana', 'payflow-bridge.dashboard.json'), 'utf8'),
+) as { readonly uid: string; readonly panels: readonly Panel[] };
+
+/** The series a query names, without the histogram suffixes Prometheus adds. */
+function seriesOf(expr: string): string[] {
+  return [...expr.matchAll(/payflow_bridge_[a-z0-9_]+/g)].map((match) =>
+    match[0].replace(/_(bucket|count|sum)$/, ''),
+  );
+}
+
+describe('the Grafana dashboard', () => {
+  it('charts only series the worker registers', async () => {
+    const metrics = new MetricsService();
+    new PromReceiverMetrics(metrics.registry);
+    new PromProcessingMetrics(metrics.registry);
+    const registered = new Set(
+      (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name),
+    );
+    const charted = new Set(
+      dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => seriesOf(target.expr))),
+    );
+    expect(charted.size).toBeGreaterThan(15);
+    expect([...charted].filter((name) => !registered.has(name)).sort()).toEqual([]);
+  });
+
+  it('has a title and at least one query per panel, on the chosen data source', () => {
+    expect(dashboard.uid).toBe('payflow-bridge');
+    for (const panel of dashboard.panels) {
+      expect(panel.title).not.toBe('');
+      expect(panel.targets.length).toBeGreaterThan(0);
+      expect(panel.datasource.uid).toBe('${datasource}');
+    }
+  });
+});
