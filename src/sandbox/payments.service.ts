@@ -297,6 +297,18 @@ export class PaymentsService {
     return this.shapes.installment(installment, payment.currency, 'shown');
   }
 
+  /**
+   * The installment a PUT or DELETE may change: neither it nor its payment is final (like
+   * create: a final payment's installments, and so its total, are settled).
+   */
+  private changeable(organization: Organization, paymentId: string, installmentId: string) {
+    const payment = this.lifecycle.find(organization, paymentId);
+    const installment = this.lifecycle.installment(payment, installmentId);
+    this.lifecycle.refuseFinalInstallment(installment);
+    this.lifecycle.refuseFinal(payment, ['path', 'payflow_id']);
+    return { payment, installment };
+  }
+
   getInstallment(organization: Organization, paymentId: string, installmentId: string) {
     const payment = this.lifecycle.find(organization, paymentId);
     const installment = this.lifecycle.installment(payment, installmentId);
@@ -310,10 +322,7 @@ export class PaymentsService {
     body: UpdateInstallmentBody,
     now: number,
   ) {
-    const payment = this.lifecycle.find(organization, paymentId);
-    const installment = this.lifecycle.installment(payment, installmentId);
-    this.lifecycle.refuseFinalInstallment(installment);
-    this.lifecycle.refuseFinal(payment, ['path', 'payflow_id']);
+    const { payment, installment } = this.changeable(organization, paymentId, installmentId);
     const amounts = new AmountReader(payment.currency);
     const gross =
       body.grossAmount === undefined
@@ -340,11 +349,7 @@ export class PaymentsService {
     installmentId: string,
     now: number,
   ) {
-    const payment = this.lifecycle.find(organization, paymentId);
-    const installment = this.lifecycle.installment(payment, installmentId);
-    this.lifecycle.refuseFinalInstallment(installment);
-    // Like PUT and create: a final payment's installments (and so its total) are settled.
-    this.lifecycle.refuseFinal(payment, ['path', 'payflow_id']);
+    const { payment, installment } = this.changeable(organization, paymentId, installmentId);
     const previous = payment.status;
     installment.status = 'CANCELLED';
     installment.debitVersion++;

@@ -33,15 +33,20 @@ const groups: ReplayGroup[] = [
 ];
 const plan: ReplayPlan = { groups, orders: 1, keyless: 1, messages: 3, byReason: {} };
 
+/** Replays the plan's two groups with progress on a stderr that is (or not) a terminal. */
+function replayAll(isTTY: boolean): string {
+  const stderr = new Capture(isTTY);
+  const progress = createReplayProgress({ stdout: new Capture(false), stderr });
+  progress.start(plan);
+  progress.advance(groups[0]!, 2);
+  progress.advance(groups[1]!, 1);
+  progress.stop();
+  return stderr.text;
+}
+
 describe('replay progress', () => {
   it('writes plain lines when stderr is not a terminal', () => {
-    const stderr = new Capture(false);
-    const progress = createReplayProgress({ stdout: new Capture(false), stderr });
-    progress.start(plan);
-    progress.advance(groups[0]!, 2);
-    progress.advance(groups[1]!, 1);
-    progress.stop();
-    expect(stderr.text).toBe(
+    expect(replayAll(false)).toBe(
       'replaying 3 message(s): 1 order(s), 1 key-less\n' +
         'replayed order SO-1: 2 message(s) (2/3)\n' +
         'replayed key-less dead letter #3: 1 message(s) (3/3)\n',
@@ -49,13 +54,8 @@ describe('replay progress', () => {
   });
 
   it('draws a bar on a terminal', () => {
-    const stderr = new Capture(true);
-    const progress = createReplayProgress({ stdout: new Capture(false), stderr });
-    progress.start(plan);
-    progress.advance(groups[0]!, 2);
-    progress.advance(groups[1]!, 1);
-    progress.stop();
-    expect(stderr.text).toContain('replaying [');
-    expect(stderr.text).toContain('3/3 messages | 2/2 orders');
+    const text = replayAll(true);
+    expect(text).toContain('replaying [');
+    expect(text).toContain('3/3 messages | 2/2 orders');
   });
 });

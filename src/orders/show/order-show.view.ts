@@ -184,6 +184,20 @@ function section(title: string, lines: readonly string[], empty: string): string
   return [title, ...(lines.length > 0 ? lines : [`  ${empty}`])];
 }
 
+/** A table of one payment's rows under its title, or "none". */
+function paymentTable<T>(
+  title: string,
+  header: readonly string[],
+  items: readonly T[],
+  row: (item: T) => string[],
+): string[] {
+  return section(
+    `    ${title}`,
+    items.length === 0 ? [] : renderTable(header, items.map(row), '      '),
+    '    none',
+  );
+}
+
 /** The human-readable form of an order, as `order show` prints it. */
 export function renderOrderView(view: OrderView): string {
   const { order } = view;
@@ -233,105 +247,80 @@ export function renderOrderView(view: OrderView): string {
     );
     out.push('');
     out.push(
-      ...section(
-        '    Installments',
-        payment.installments.length === 0
-          ? []
-          : renderTable(
-              ['#', 'ref', 'Payflow id', 'type', 'due date', 'amount', 'status', 'removed'],
-              payment.installments.map((i) => [
-                String(i.position),
-                show(i.installmentRef),
-                show(i.payflowInstallmentId),
-                show(i.type),
-                i.dueDate,
-                money(i.gross),
-                show(i.providerStatus),
-                show(i.removedAt),
-              ]),
-              '      ',
-            ),
-        '    none',
+      ...paymentTable(
+        'Installments',
+        ['#', 'ref', 'Payflow id', 'type', 'due date', 'amount', 'status', 'removed'],
+        payment.installments,
+        (i) => [
+          String(i.position),
+          show(i.installmentRef),
+          show(i.payflowInstallmentId),
+          show(i.type),
+          i.dueDate,
+          money(i.gross),
+          show(i.providerStatus),
+          show(i.removedAt),
+        ],
       ),
     );
     out.push(
-      ...section(
-        '    Documents',
-        payment.documents.length === 0
-          ? []
-          : renderTable(
-              ['ref', 'file name', 'content type', 'bytes', 'Payflow id', 'removed'],
-              payment.documents.map((d) => [
-                d.documentRef,
-                d.fileName,
-                d.contentType,
-                String(d.size),
-                show(d.payflowDocumentId),
-                show(d.removedAt),
-              ]),
-              '      ',
-            ),
-        '    none',
+      ...paymentTable(
+        'Documents',
+        ['ref', 'file name', 'content type', 'bytes', 'Payflow id', 'removed'],
+        payment.documents,
+        (d) => [
+          d.documentRef,
+          d.fileName,
+          d.contentType,
+          String(d.size),
+          show(d.payflowDocumentId),
+          show(d.removedAt),
+        ],
       ),
     );
     out.push(
-      ...section(
-        '    Refunds',
-        payment.refunds.length === 0
-          ? []
-          : renderTable(
-              ['ref', 'Payflow id', 'type', 'gross', 'net', 'remaining', 'created'],
-              payment.refunds.map((r) => [
-                r.refundRef,
-                show(r.payflowRefundId),
-                show(r.refundType),
-                money(r.gross),
-                money(r.net),
-                money(r.remaining),
-                r.createdAt,
-              ]),
-              '      ',
-            ),
-        '    none',
+      ...paymentTable(
+        'Refunds',
+        ['ref', 'Payflow id', 'type', 'gross', 'net', 'remaining', 'created'],
+        payment.refunds,
+        (r) => [
+          r.refundRef,
+          show(r.payflowRefundId),
+          show(r.refundType),
+          money(r.gross),
+          money(r.net),
+          money(r.remaining),
+          r.createdAt,
+        ],
       ),
     );
     out.push(
-      ...section(
-        '    Status history',
-        payment.statusHistory.length === 0
-          ? []
-          : renderTable(
-              ['recorded', 'source', 'previous', 'provider status', 'status'],
-              payment.statusHistory.map((s) => [
-                s.recordedAt,
-                s.source,
-                show(s.previousProviderStatus),
-                show(s.providerStatus),
-                show(s.status),
-              ]),
-              '      ',
-            ),
-        '    none',
+      ...paymentTable(
+        'Status history',
+        ['recorded', 'source', 'previous', 'provider status', 'status'],
+        payment.statusHistory,
+        (s) => [
+          s.recordedAt,
+          s.source,
+          show(s.previousProviderStatus),
+          show(s.providerStatus),
+          show(s.status),
+        ],
       ),
     );
     out.push(
-      ...section(
-        '    Webhooks',
-        payment.webhooks.length === 0
-          ? []
-          : renderTable(
-              ['received', 'kind', 'repeats', 'tries', 'processed', 'error'],
-              payment.webhooks.map((w) => [
-                w.receivedAt,
-                w.kind,
-                String(w.duplicates),
-                String(w.attempts),
-                w.processedAt ?? 'no',
-                show(w.error),
-              ]),
-              '      ',
-            ),
-        '    none',
+      ...paymentTable(
+        'Webhooks',
+        ['received', 'kind', 'repeats', 'tries', 'processed', 'error'],
+        payment.webhooks,
+        (w) => [
+          w.receivedAt,
+          w.kind,
+          String(w.duplicates),
+          String(w.attempts),
+          w.processedAt ?? 'no',
+          show(w.error),
+        ],
       ),
     );
   }

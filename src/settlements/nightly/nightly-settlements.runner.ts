@@ -64,6 +64,16 @@ export interface NightlyRunResult {
   readonly durationMs: number;
 }
 
+/** A night's pull that failed: transient unless the pull said otherwise. */
+function nightFailure(
+  key: Pick<NightFailure, 'organizationId' | 'date' | 'format'>,
+  error: unknown,
+): NightFailure {
+  return error instanceof SettlementPullError
+    ? { ...key, transient: error.transient, error: error.reason }
+    : { ...key, transient: true, error: describeError(error) };
+}
+
 @Injectable()
 export class NightlySettlementsRunner {
   constructor(
@@ -131,17 +141,13 @@ export class NightlySettlementsRunner {
             remaining -= 1;
             if (result.outcome !== 'skipped') pulled.push({ ...key, result });
           } catch (error) {
-            const transient = !(error instanceof SettlementPullError) || error.transient;
-            failed.push({
-              ...key,
-              transient,
-              error: error instanceof SettlementPullError ? error.reason : describeError(error),
-            });
+            const failure = nightFailure(key, error);
+            failed.push(failure);
             this.logger.warn(
               { ...key, attempts: night.attempts + 1, err: describeError(error) },
               'settlement night not pulled; it stays missing and is tried again next run',
             );
-            if (transient) {
+            if (failure.transient) {
               transientFailure = true;
               break;
             }
@@ -192,17 +198,13 @@ export class NightlySettlementsRunner {
         const result = await this.pull.execute({ ...key, trigger: 'cron' }, undefined, signal);
         pulled.push({ ...key, result, recheck: true });
       } catch (error) {
-        const transient = !(error instanceof SettlementPullError) || error.transient;
-        failed.push({
-          ...key,
-          transient,
-          error: error instanceof SettlementPullError ? error.reason : describeError(error),
-        });
+        const failure = nightFailure(key, error);
+        failed.push(failure);
         this.logger.warn(
           { ...key, err: describeError(error) },
           'settlement night not rechecked; its stored file stays as it is',
         );
-        if (transient) return;
+        if (failure.transient) return;
       }
     }
   }
