@@ -27,143 +27,135 @@ export class MetricsService
 {
   readonly registry = new Registry();
 
-  private readonly inFlightGauge = new Gauge({
-    name: 'payflow_bridge_order_events_in_flight',
-    help: 'Order events being processed (including back-off waits)',
-    registers: [this.registry],
-  });
-  private readonly queuedGauge = new Gauge({
-    name: 'payflow_bridge_order_events_queued',
-    help: 'Order events accepted from Kafka and waiting for their order’s turn',
-    registers: [this.registry],
-  });
-  private readonly heldBytesGauge = new Gauge({
-    name: 'payflow_bridge_order_events_held_bytes',
-    help: 'Bytes of the order events held (queued + in flight), bounded by MAX_IN_FLIGHT_BYTES',
-    registers: [this.registry],
-  });
-  private readonly lagGauge = new Gauge({
-    name: 'payflow_bridge_order_events_partition_lag',
-    help: 'High watermark minus committed position, per partition',
-    labelNames: ['topic', 'partition'] as const,
-    registers: [this.registry],
-  });
-  private readonly processedCounter = new Counter({
-    name: 'payflow_bridge_order_events_processed_total',
-    help: 'Order events finished, by outcome',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly deadLetterCounter = new Counter({
-    name: 'payflow_bridge_dead_letters_total',
-    help: 'Order events dead-lettered, by reason',
-    labelNames: ['reason'] as const,
-    registers: [this.registry],
-  });
-  private readonly retryCounter = new Counter({
-    name: 'payflow_bridge_order_events_retries_total',
-    help: 'Retries scheduled, by cause',
-    labelNames: ['cause'] as const,
-    registers: [this.registry],
-  });
-  private readonly pauseCounter = new Counter({
-    name: 'payflow_bridge_order_events_fetch_paused_total',
-    help: 'Times fetching waited because MAX_IN_FLIGHT or MAX_IN_FLIGHT_BYTES was reached',
-    registers: [this.registry],
-  });
-  private readonly publishedCounter = new Counter({
-    name: 'payflow_bridge_outbox_published_total',
-    help: 'Outbox messages published',
-    registers: [this.registry],
-  });
-  private readonly pendingGauge = new Gauge({
-    name: 'payflow_bridge_outbox_pending',
-    help: 'Outbox messages waiting to be published',
-    registers: [this.registry],
-  });
-  private readonly oldestPendingGauge = new Gauge({
-    name: 'payflow_bridge_outbox_oldest_pending_seconds',
-    help: 'Age of the oldest unpublished outbox message (0 when none)',
-    registers: [this.registry],
-  });
-  private readonly publishFailedCounter = new Counter({
-    name: 'payflow_bridge_outbox_publish_failures_total',
-    help: 'Outbox batches that failed to publish (retried)',
-    registers: [this.registry],
-  });
-  private readonly bucketsGauge = new Gauge({
-    name: 'payflow_bridge_outbox_buckets_owned',
-    help: 'Outbox buckets this replica publishes',
-    registers: [this.registry],
-  });
-  private readonly handledHistogram = new Histogram({
-    name: 'payflow_bridge_order_event_handle_seconds',
-    help: 'Order events finished, by type and outcome: seconds from the first attempt, retries included',
-    labelNames: ['type', 'outcome'] as const,
-    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-    registers: [this.registry],
-  });
+  /** A metric registered in this registry (used by the field initializers below). */
+  private gauge<L extends string = string>(name: string, help: string, labelNames: L[] = []) {
+    return new Gauge<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+  private counter<L extends string = string>(name: string, help: string, labelNames: L[] = []) {
+    return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+  private histogram<L extends string = string>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: L[] = [],
+  ) {
+    return new Histogram<L>({ name, help, buckets, labelNames, registers: [this.registry] });
+  }
 
-  readonly payflowCalls = new Histogram({
-    name: 'payflow_bridge_payflow_call_seconds',
-    help: 'Duration of calls to Payflow, by endpoint and HTTP status (0 = no answer)',
-    labelNames: ['endpoint', 'status'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [this.registry],
-  });
+  private readonly inFlightGauge = this.gauge(
+    'payflow_bridge_order_events_in_flight',
+    'Order events being processed (including back-off waits)',
+  );
+  private readonly queuedGauge = this.gauge(
+    'payflow_bridge_order_events_queued',
+    'Order events accepted from Kafka and waiting for their order’s turn',
+  );
+  private readonly heldBytesGauge = this.gauge(
+    'payflow_bridge_order_events_held_bytes',
+    'Bytes of the order events held (queued + in flight), bounded by MAX_IN_FLIGHT_BYTES',
+  );
+  private readonly lagGauge = this.gauge(
+    'payflow_bridge_order_events_partition_lag',
+    'High watermark minus committed position, per partition',
+    ['topic', 'partition'],
+  );
+  private readonly processedCounter = this.counter(
+    'payflow_bridge_order_events_processed_total',
+    'Order events finished, by outcome',
+    ['outcome'],
+  );
+  private readonly deadLetterCounter = this.counter(
+    'payflow_bridge_dead_letters_total',
+    'Order events dead-lettered, by reason',
+    ['reason'],
+  );
+  private readonly retryCounter = this.counter(
+    'payflow_bridge_order_events_retries_total',
+    'Retries scheduled, by cause',
+    ['cause'],
+  );
+  private readonly pauseCounter = this.counter(
+    'payflow_bridge_order_events_fetch_paused_total',
+    'Times fetching waited because MAX_IN_FLIGHT or MAX_IN_FLIGHT_BYTES was reached',
+  );
+  private readonly publishedCounter = this.counter(
+    'payflow_bridge_outbox_published_total',
+    'Outbox messages published',
+  );
+  private readonly pendingGauge = this.gauge(
+    'payflow_bridge_outbox_pending',
+    'Outbox messages waiting to be published',
+  );
+  private readonly oldestPendingGauge = this.gauge(
+    'payflow_bridge_outbox_oldest_pending_seconds',
+    'Age of the oldest unpublished outbox message (0 when none)',
+  );
+  private readonly publishFailedCounter = this.counter(
+    'payflow_bridge_outbox_publish_failures_total',
+    'Outbox batches that failed to publish (retried)',
+  );
+  private readonly bucketsGauge = this.gauge(
+    'payflow_bridge_outbox_buckets_owned',
+    'Outbox buckets this replica publishes',
+  );
+  private readonly handledHistogram = this.histogram(
+    'payflow_bridge_order_event_handle_seconds',
+    'Order events finished, by type and outcome: seconds from the first attempt, retries included',
+    [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    ['type', 'outcome'],
+  );
+
+  readonly payflowCalls = this.histogram(
+    'payflow_bridge_payflow_call_seconds',
+    'Duration of calls to Payflow, by endpoint and HTTP status (0 = no answer)',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ['endpoint', 'status'],
+  );
 
   /** Group commit: how many units (event steps) each committed transaction carried. */
-  private readonly batchUnits = new Histogram({
-    name: 'payflow_bridge_db_batch_units',
-    help: 'Units of work committed together in one batched Postgres transaction',
-    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
-    registers: [this.registry],
-  });
+  private readonly batchUnits = this.histogram(
+    'payflow_bridge_db_batch_units',
+    'Units of work committed together in one batched Postgres transaction',
+    [1, 2, 5, 10, 20, 50, 100, 200, 500],
+  );
 
-  private readonly settlementPulls = new Counter({
-    name: 'payflow_bridge_settlement_pulls_total',
-    help: 'Settlement nights the nightly run pulled, by outcome (stored, changed, unchanged, failed)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly settlementRows = new Counter({
-    name: 'payflow_bridge_settlement_rows_total',
-    help: 'Settlement rows stored and published by the nightly run, by kind (parsed, bad)',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
-  private readonly settlementMissing = new Gauge({
-    name: 'payflow_bridge_settlement_nights_missing',
-    help: 'Settlement nights still missing after the last nightly run of this replica',
-    registers: [this.registry],
-  });
-  private readonly settlementLastRun = new Gauge({
-    name: 'payflow_bridge_settlement_last_run_timestamp_seconds',
-    help: 'When this replica last finished a nightly settlement run (0 = never)',
-    registers: [this.registry],
-  });
-  private readonly settlementRunFailures = new Counter({
-    name: 'payflow_bridge_settlement_run_failures_total',
-    help: 'Nightly settlement runs that failed as a whole (e.g. organizations not listed)',
-    registers: [this.registry],
-  });
+  private readonly settlementPulls = this.counter(
+    'payflow_bridge_settlement_pulls_total',
+    'Settlement nights the nightly run pulled, by outcome (stored, changed, unchanged, failed)',
+    ['outcome'],
+  );
+  private readonly settlementRows = this.counter(
+    'payflow_bridge_settlement_rows_total',
+    'Settlement rows stored and published by the nightly run, by kind (parsed, bad)',
+    ['kind'],
+  );
+  private readonly settlementMissing = this.gauge(
+    'payflow_bridge_settlement_nights_missing',
+    'Settlement nights still missing after the last nightly run of this replica',
+  );
+  private readonly settlementLastRun = this.gauge(
+    'payflow_bridge_settlement_last_run_timestamp_seconds',
+    'When this replica last finished a nightly settlement run (0 = never)',
+  );
+  private readonly settlementRunFailures = this.counter(
+    'payflow_bridge_settlement_run_failures_total',
+    'Nightly settlement runs that failed as a whole (e.g. organizations not listed)',
+  );
 
-  private readonly statusPolls = new Counter({
-    name: 'payflow_bridge_status_polls_total',
-    help: 'GET paymentStatus calls of the reconciliation poller, by outcome (unchanged, changed, stale, failed)',
-    labelNames: ['outcome'] as const,
-    registers: [this.registry],
-  });
-  private readonly statusPollWatched = new Gauge({
-    name: 'payflow_bridge_status_poll_payments_watched',
-    help: 'Open payments the last reconciliation pass of this replica checked',
-    registers: [this.registry],
-  });
-  private readonly statusPollLastPass = new Gauge({
-    name: 'payflow_bridge_status_poll_last_pass_timestamp_seconds',
-    help: 'When this replica last finished a reconciliation pass (0 = never)',
-    registers: [this.registry],
-  });
+  private readonly statusPolls = this.counter(
+    'payflow_bridge_status_polls_total',
+    'GET paymentStatus calls of the reconciliation poller, by outcome (unchanged, changed, stale, failed)',
+    ['outcome'],
+  );
+  private readonly statusPollWatched = this.gauge(
+    'payflow_bridge_status_poll_payments_watched',
+    'Open payments the last reconciliation pass of this replica checked',
+  );
+  private readonly statusPollLastPass = this.gauge(
+    'payflow_bridge_status_poll_last_pass_timestamp_seconds',
+    'When this replica last finished a reconciliation pass (0 = never)',
+  );
 
   constructor() {
     // The event-loop delay histogram samples every 100 ms rather than prom-client's 10 ms:

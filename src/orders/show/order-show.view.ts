@@ -184,17 +184,21 @@ function section(title: string, lines: readonly string[], empty: string): string
   return [title, ...(lines.length > 0 ? lines : [`  ${empty}`])];
 }
 
-/** A table of one payment's rows under its title, or "none". */
-function paymentTable<T>(
+/** How far a payment's tables stand in. */
+const PAYMENT_INDENT = '    ';
+
+/** A titled table of rows (indented under the title), or "none". */
+function tableSection<T>(
   title: string,
   header: readonly string[],
   items: readonly T[],
   row: (item: T) => string[],
+  indent = '',
 ): string[] {
   return section(
-    `    ${title}`,
-    items.length === 0 ? [] : renderTable(header, items.map(row), '      '),
-    '    none',
+    `${indent}${title}`,
+    items.length === 0 ? [] : renderTable(header, items.map(row), `${indent}  `),
+    `${indent}none`,
   );
 }
 
@@ -247,7 +251,7 @@ export function renderOrderView(view: OrderView): string {
     );
     out.push('');
     out.push(
-      ...paymentTable(
+      ...tableSection(
         'Installments',
         ['#', 'ref', 'Payflow id', 'type', 'due date', 'amount', 'status', 'removed'],
         payment.installments,
@@ -261,10 +265,11 @@ export function renderOrderView(view: OrderView): string {
           show(i.providerStatus),
           show(i.removedAt),
         ],
+        PAYMENT_INDENT,
       ),
     );
     out.push(
-      ...paymentTable(
+      ...tableSection(
         'Documents',
         ['ref', 'file name', 'content type', 'bytes', 'Payflow id', 'removed'],
         payment.documents,
@@ -276,10 +281,11 @@ export function renderOrderView(view: OrderView): string {
           show(d.payflowDocumentId),
           show(d.removedAt),
         ],
+        PAYMENT_INDENT,
       ),
     );
     out.push(
-      ...paymentTable(
+      ...tableSection(
         'Refunds',
         ['ref', 'Payflow id', 'type', 'gross', 'net', 'remaining', 'created'],
         payment.refunds,
@@ -292,10 +298,11 @@ export function renderOrderView(view: OrderView): string {
           money(r.remaining),
           r.createdAt,
         ],
+        PAYMENT_INDENT,
       ),
     );
     out.push(
-      ...paymentTable(
+      ...tableSection(
         'Status history',
         ['recorded', 'source', 'previous', 'provider status', 'status'],
         payment.statusHistory,
@@ -306,10 +313,11 @@ export function renderOrderView(view: OrderView): string {
           show(s.providerStatus),
           show(s.status),
         ],
+        PAYMENT_INDENT,
       ),
     );
     out.push(
-      ...paymentTable(
+      ...tableSection(
         'Webhooks',
         ['received', 'kind', 'repeats', 'tries', 'processed', 'error'],
         payment.webhooks,
@@ -321,48 +329,45 @@ export function renderOrderView(view: OrderView): string {
           w.processedAt ?? 'no',
           show(w.error),
         ],
+        PAYMENT_INDENT,
       ),
     );
   }
 
   out.push('');
   const open = view.deadLetters.filter((letter) => !letter.replayed).length;
-  out.push(`Dead letters (${view.deadLetters.length}, ${open} not replayed)`);
-  if (view.deadLetters.length === 0) out.push('  none');
-  else {
-    out.push(
-      ...renderTable(
-        ['id', 'failed', 'event type', 'reason', 'tries', 'replayed', 'error'],
-        view.deadLetters.map((d) => [
-          d.id,
-          d.failedAt,
-          show(d.eventType),
-          d.reason,
-          String(d.attempts),
-          d.replayedAt ?? 'no',
-          d.error,
-        ]),
-      ),
-    );
-  }
+  out.push(
+    ...tableSection(
+      `Dead letters (${view.deadLetters.length}, ${open} not replayed)`,
+      ['id', 'failed', 'event type', 'reason', 'tries', 'replayed', 'error'],
+      view.deadLetters,
+      (d) => [
+        d.id,
+        d.failedAt,
+        show(d.eventType),
+        d.reason,
+        String(d.attempts),
+        d.replayedAt ?? 'no',
+        d.error,
+      ],
+    ),
+  );
   out.push('');
-  out.push(`In-doubt verdicts (${view.inDoubtVerdicts.length})`);
-  if (view.inDoubtVerdicts.length === 0) out.push('  none');
-  else {
-    out.push(
-      ...renderTable(
-        ['#', 'decided', 'by', 'event type', 'verdict', 'Payflow id', 'republished'],
-        view.inDoubtVerdicts.map((v) => [
-          v.id,
-          v.decidedAt,
-          v.decidedBy,
-          v.eventType,
-          v.verdict,
-          show(v.payflowId),
-          v.replayedAt === null ? 'not yet' : `${v.replayedLetters ?? 0} at ${v.replayedAt}`,
-        ]),
-      ),
-    );
-  }
+  out.push(
+    ...tableSection(
+      `In-doubt verdicts (${view.inDoubtVerdicts.length})`,
+      ['#', 'decided', 'by', 'event type', 'verdict', 'Payflow id', 'republished'],
+      view.inDoubtVerdicts,
+      (v) => [
+        v.id,
+        v.decidedAt,
+        v.decidedBy,
+        v.eventType,
+        v.verdict,
+        show(v.payflowId),
+        v.replayedAt === null ? 'not yet' : `${v.replayedLetters ?? 0} at ${v.replayedAt}`,
+      ],
+    ),
+  );
   return `${out.join('\n')}\n`;
 }
