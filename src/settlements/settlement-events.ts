@@ -30,8 +30,8 @@ export interface BadRow {
 /** Most bad rows listed in a file event (all are in settlement_file_errors). */
 export const BAD_ROWS_IN_EVENT = 20;
 
-export interface StoredSettlementFile {
-  readonly fileId: string;
+/** One version of a settlement file's content, as its row and its events both describe it. */
+export interface SettlementFileVersion {
   readonly organizationId: string;
   readonly dateFrom: string;
   readonly dateTo: string;
@@ -41,10 +41,14 @@ export interface StoredSettlementFile {
   readonly previousFileId: string | null;
   readonly sha256: string;
   readonly sizeBytes: number;
+  readonly pulledAt: Date;
+}
+
+export interface StoredSettlementFile extends SettlementFileVersion {
+  readonly fileId: string;
   readonly rows: number;
   readonly badRows: number;
   readonly firstBadRows: readonly BadRow[];
-  readonly pulledAt: Date;
 }
 
 /** A settlement event before its id and time (OutboxWriter gives them, and checks it). */

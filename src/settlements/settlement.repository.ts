@@ -6,7 +6,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import type { Sql } from '../database/database.js';
-import type { BadRow } from './settlement-events.js';
+import type { BadRow, SettlementFileVersion } from './settlement-events.js';
 
 /** (organization, date, format): one night's file. */
 export interface NightKey {
@@ -15,21 +15,12 @@ export interface NightKey {
   readonly format: string;
 }
 
-export interface SettlementFileRow {
+export interface SettlementFileRow extends SettlementFileVersion {
   readonly id: string;
-  readonly organizationId: string;
-  readonly dateFrom: string;
-  readonly dateTo: string;
-  readonly format: string;
-  readonly version: number;
-  readonly previousFileId: string | null;
-  readonly sha256: string;
-  readonly sizeBytes: number;
   readonly rowCount: number;
   readonly badRowCount: number;
   readonly contentType: string;
   readonly trigger: string;
-  readonly pulledAt: Date;
 }
 
 export interface NightRow {
