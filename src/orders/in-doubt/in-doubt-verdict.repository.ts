@@ -6,6 +6,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
+import { queryRows } from '../../database/parsed-rows.js';
 
 export const VERDICTS = ['payment_found', 'not_created'] as const;
 export type VerdictKind = (typeof VERDICTS)[number];
@@ -69,12 +70,13 @@ export class InDoubtVerdictRepository {
   }
 
   /** The order's verdicts, oldest first. */
-  async ofOrder(sql: Sql, orderId: string): Promise<VerdictRow[]> {
-    const rows = await sql.query(
+  ofOrder(sql: Sql, orderId: string): Promise<VerdictRow[]> {
+    return queryRows(
+      sql,
+      verdictRow,
       `SELECT ${COLUMNS} FROM in_doubt_verdicts WHERE order_id = $1 ORDER BY id`,
       [orderId],
     );
-    return rows.map((row) => verdictRow.parse(row));
   }
 
   /** The order's parked events were republished after the verdict. */

@@ -10,6 +10,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
+import { queryRows } from '../../database/parsed-rows.js';
 
 const timestamp = z.union([z.date(), z.string()]).transform((value) => new Date(value));
 
@@ -79,17 +80,18 @@ const IN_DOUBT = `
 @Injectable()
 export class InDoubtRepository {
   /** Every call in doubt, the longest-waiting first. */
-  async list(sql: Sql): Promise<InDoubtRow[]> {
-    const rows = await sql.query(`${IN_DOUBT} ORDER BY a.finished_at, a.id`);
-    return rows.map((row) => inDoubtRow.parse(row));
+  list(sql: Sql): Promise<InDoubtRow[]> {
+    return queryRows(sql, inDoubtRow, `${IN_DOUBT} ORDER BY a.finished_at, a.id`, []);
   }
 
   /** The order's calls in doubt, oldest first (normally one: the order is then blocked). */
-  async ofOrder(sql: Sql, orderId: string): Promise<InDoubtRow[]> {
-    const rows = await sql.query(`${IN_DOUBT} AND a.order_id = $1 ORDER BY a.finished_at, a.id`, [
-      orderId,
-    ]);
-    return rows.map((row) => inDoubtRow.parse(row));
+  ofOrder(sql: Sql, orderId: string): Promise<InDoubtRow[]> {
+    return queryRows(
+      sql,
+      inDoubtRow,
+      `${IN_DOUBT} AND a.order_id = $1 ORDER BY a.finished_at, a.id`,
+      [orderId],
+    );
   }
 
   /** The order's latest attempt that ended `resolved` (settled from outside), if any. */

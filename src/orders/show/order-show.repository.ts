@@ -7,6 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
+import { queryRows } from '../../database/parsed-rows.js';
 
 const timestamp = z.union([z.date(), z.string()]);
 
@@ -134,8 +135,10 @@ export class OrderShowRepository {
     return row === undefined ? undefined : orderRow.parse(row);
   }
 
-  async payments(sql: Sql, orderId: string): Promise<z.infer<typeof paymentsRow>[]> {
-    const rows = await sql.query(
+  payments(sql: Sql, orderId: string): Promise<z.infer<typeof paymentsRow>[]> {
+    return queryRows(
+      sql,
+      paymentsRow,
       `SELECT id, payflow_id AS "payflowId", organization_id AS "organizationId", state,
               provider_status AS "providerStatus", status, payment_link AS "paymentLink",
               payment_method_id AS "paymentMethodId", currency,
@@ -144,39 +147,39 @@ export class OrderShowRepository {
          FROM payments WHERE order_id = $1 ORDER BY created_at, id`,
       [orderId],
     );
-    return rows.map((row) => paymentsRow.parse(row));
   }
 
-  async installments(
+  installments(
     sql: Sql,
     paymentIds: readonly string[],
   ): Promise<z.infer<typeof installmentsRow>[]> {
-    const rows = await sql.query(
+    return queryRows(
+      sql,
+      installmentsRow,
       `SELECT payment_id AS "paymentId", position, installment_ref AS "installmentRef",
               payflow_installment_id AS "payflowInstallmentId", type, due_date::text AS "dueDate",
               gross_minor::text AS gross, provider_status AS "providerStatus", removed_at AS "removedAt"
          FROM installments WHERE payment_id = ANY($1::uuid[]) ORDER BY position, created_at`,
       [paymentIds],
     );
-    return rows.map((row) => installmentsRow.parse(row));
   }
 
-  async documents(
-    sql: Sql,
-    paymentIds: readonly string[],
-  ): Promise<z.infer<typeof documentsRow>[]> {
-    const rows = await sql.query(
+  documents(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof documentsRow>[]> {
+    return queryRows(
+      sql,
+      documentsRow,
       `SELECT payment_id AS "paymentId", document_ref AS "documentRef",
               payflow_document_id AS "payflowDocumentId", file_name AS "fileName",
               content_type AS "contentType", size, created_at AS "createdAt", removed_at AS "removedAt"
          FROM documents WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
       [paymentIds],
     );
-    return rows.map((row) => documentsRow.parse(row));
   }
 
-  async refunds(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof refundsRow>[]> {
-    const rows = await sql.query(
+  refunds(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof refundsRow>[]> {
+    return queryRows(
+      sql,
+      refundsRow,
       `SELECT payment_id AS "paymentId", refund_ref AS "refundRef",
               payflow_refund_id AS "payflowRefundId", refund_type AS "refundType", currency,
               gross_minor::text AS gross, net_minor::text AS net,
@@ -184,52 +187,55 @@ export class OrderShowRepository {
          FROM refunds WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
       [paymentIds],
     );
-    return rows.map((row) => refundsRow.parse(row));
   }
 
-  async history(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof historyRow>[]> {
-    const rows = await sql.query(
+  history(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof historyRow>[]> {
+    return queryRows(
+      sql,
+      historyRow,
       `SELECT payment_id AS "paymentId", recorded_at AS "recordedAt", source,
               previous_provider_status AS "previousProviderStatus",
               provider_status AS "providerStatus", status
          FROM payment_status_history WHERE payment_id = ANY($1::uuid[]) ORDER BY id`,
       [paymentIds],
     );
-    return rows.map((row) => historyRow.parse(row));
   }
 
-  async deadLetters(sql: Sql, orderId: string): Promise<z.infer<typeof deadLettersRow>[]> {
-    const rows = await sql.query(
+  deadLetters(sql: Sql, orderId: string): Promise<z.infer<typeof deadLettersRow>[]> {
+    return queryRows(
+      sql,
+      deadLettersRow,
       `SELECT id::text AS id, event_id AS "eventId", event_type AS "eventType", reason, error,
               attempts, topic, partition, "offset"::text AS "offset", failed_at AS "failedAt",
               replayed_at AS "replayedAt"
          FROM dead_letters d WHERE d.order_id = $1 ORDER BY d.id`,
       [orderId],
     );
-    return rows.map((row) => deadLettersRow.parse(row));
   }
 
   /** The payments' webhook inbox rows: when, which kind, processed or not (never the body). */
-  async webhooks(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof webhooksRow>[]> {
-    const rows = await sql.query(
+  webhooks(sql: Sql, paymentIds: readonly string[]): Promise<z.infer<typeof webhooksRow>[]> {
+    return queryRows(
+      sql,
+      webhooksRow,
       `SELECT payment_id::text AS "paymentId", id::text AS id, kind, received_at AS "receivedAt",
               last_received_at AS "lastReceivedAt", duplicates, attempts,
               processed_at AS "processedAt", last_error AS "lastError"
          FROM webhook_inbox WHERE payment_id = ANY($1::uuid[]) ORDER BY received_at, id`,
       [paymentIds],
     );
-    return rows.map((row) => webhooksRow.parse(row));
   }
 
   /** The verdicts of `in-doubt resolve` on the order's calls. */
-  async verdicts(sql: Sql, orderId: string): Promise<z.infer<typeof verdictsRow>[]> {
-    const rows = await sql.query(
+  verdicts(sql: Sql, orderId: string): Promise<z.infer<typeof verdictsRow>[]> {
+    return queryRows(
+      sql,
+      verdictsRow,
       `SELECT id::text AS id, event_id::text AS "eventId", command, verdict,
               payflow_id AS "payflowId", decided_by AS "decidedBy", decided_at AS "decidedAt",
               replayed_at AS "replayedAt", replayed_letters AS "replayedLetters"
          FROM in_doubt_verdicts WHERE order_id = $1 ORDER BY id`,
       [orderId],
     );
-    return rows.map((row) => verdictsRow.parse(row));
   }
 }
