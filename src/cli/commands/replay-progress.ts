@@ -2,13 +2,14 @@
  * Progress of `dlq replay` on stderr: a bar (cli-progress) on a terminal, plain lines
  * otherwise (logs, pipes, CI), so that nothing is lost to carriage returns.
  */
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
 import type {
   ReplayGroup,
   ReplayPlan,
   ReplayProgress,
 } from '../../dead-letters/replay/dead-letter-replay.service.js';
 import type { CliIo } from '../cli.runtime.js';
+import { stderrBar } from './progress-bar.js';
 
 function groupName(group: ReplayGroup): string {
   return group.orderId === null
@@ -49,15 +50,9 @@ class BarProgress implements ReplayProgress {
   private groups = 0;
 
   constructor(io: CliIo) {
-    this.bar = new cliProgress.SingleBar(
-      {
-        stream: io.stderr,
-        format:
-          'replaying [{bar}] {value}/{total} messages | {groups}/{totalGroups} orders | {current}',
-        hideCursor: true,
-        clearOnComplete: false,
-      },
-      cliProgress.Presets.shades_classic,
+    this.bar = stderrBar(
+      io,
+      'replaying [{bar}] {value}/{total} messages | {groups}/{totalGroups} orders | {current}',
     );
   }
 

@@ -2,9 +2,10 @@
  * Progress of `settlements pull` on stderr: a bar (cli-progress) over the nights on a
  * terminal, with the current file's rows as they stream in; plain lines otherwise.
  */
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
 import type { PullProgress } from '../../settlements/pull/pull-settlement.command.js';
 import type { CliIo } from '../cli.runtime.js';
+import { stderrBar } from './progress-bar.js';
 
 export interface SettlementPullProgress {
   start(nights: number): void;
@@ -45,15 +46,7 @@ class BarProgress implements SettlementPullProgress {
   private finished = 0;
 
   constructor(io: CliIo) {
-    this.bar = new cliProgress.SingleBar(
-      {
-        stream: io.stderr,
-        format: 'pulling [{bar}] {value}/{total} nights | {current} {rows} rows',
-        hideCursor: true,
-        clearOnComplete: false,
-      },
-      cliProgress.Presets.shades_classic,
-    );
+    this.bar = stderrBar(io, 'pulling [{bar}] {value}/{total} nights | {current} {rows} rows');
   }
 
   start(nights: number): void {
