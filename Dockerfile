@@ -7,6 +7,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci's postinstall applies them (patch-package): a fix kafkajs 2.2.4 never released.
+COPY patches ./patches
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.image.json ./
 COPY src ./src

@@ -38,6 +38,16 @@ function seconds(name: string, fallback: number): number {
   return value;
 }
 
+/** BENCH_WORKER_ENV="K=V,K=V": more worker variables (to compare settings). */
+function extraWorkerEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of (process.env.BENCH_WORKER_ENV ?? '').split(',')) {
+    const index = pair.indexOf('=');
+    if (index > 0) env[pair.slice(0, index).trim()] = pair.slice(index + 1).trim();
+  }
+  return env;
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const round = (value: number, decimals: number): number =>
   Math.round(value * 10 ** decimals) / 10 ** decimals;
@@ -116,6 +126,7 @@ async function main(): Promise<void> {
         HTTP_HOST: '127.0.0.1',
         // e.g. BENCH_IDLE_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/idle-prof': what the CPU goes to.
         ...(profile === undefined ? {} : { NODE_OPTIONS: profile }),
+        ...extraWorkerEnv(),
       },
     });
     process.stdout.write(`worker ${worker.pid} consuming; warming up ${warmupSeconds} s\n`);
