@@ -33,7 +33,7 @@ import type { ReconciliationOptions } from './reconciliation/reconciliation.poll
 import { SETTLEMENT_FORMATS } from './payflow/payflow.schemas.js';
 import { SettlementsModule } from './settlements/settlements.module.js';
 import type { SettlementsOptions } from './settlements/settlements.options.js';
-import type { WebhookProcessingOptions } from './webhooks/processing/webhook-inbox.processor.js';
+import type { WebhookProcessingOptions } from './webhooks/processing/webhook-processing.options.js';
 import { WebhooksProcessingModule } from './webhooks/webhooks-processing.module.js';
 import { WebhooksReceiverModule } from './webhooks/webhooks-receiver.module.js';
 import type { PayflowClientOptions } from './payflow/payflow.types.js';

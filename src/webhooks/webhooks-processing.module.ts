@@ -29,13 +29,13 @@ import {
   WEBHOOK_PROCESSING_METRICS,
   type WebhookProcessingMetrics,
 } from './processing/processing.metrics.js';
+import { WebhookInboxProcessor } from './processing/webhook-inbox.processor.js';
 import {
   STATUS_EVENTS_COMMITTED,
   WEBHOOK_INBOX_CHANNEL,
   WEBHOOK_PROCESSING_OPTIONS,
-  WebhookInboxProcessor,
   type WebhookProcessingOptions,
-} from './processing/webhook-inbox.processor.js';
+} from './processing/webhook-processing.options.js';
 
 export interface WebhooksProcessingModuleOptions extends Pick<ModuleMetadata, 'imports'> {
   readonly options?: WebhookProcessingOptions;

@@ -18,10 +18,8 @@ import {
   ReconciliationPoller,
   type ReconciliationOptions,
 } from '../../src/reconciliation/reconciliation.poller.js';
-import {
-  WebhookInboxProcessor,
-  type WebhookProcessingOptions,
-} from '../../src/webhooks/processing/webhook-inbox.processor.js';
+import { WebhookInboxProcessor } from '../../src/webhooks/processing/webhook-inbox.processor.js';
+import type { WebhookProcessingOptions } from '../../src/webhooks/processing/webhook-processing.options.js';
 import { WebhooksProcessingModule } from '../../src/webhooks/webhooks-processing.module.js';
 import {
   anEnvelope,

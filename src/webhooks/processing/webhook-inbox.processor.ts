@@ -67,14 +67,6 @@ import {
   type WebhookProcessingOptions,
 } from './webhook-processing.options.js';
 
-export {
-  STATUS_EVENTS_COMMITTED,
-  WEBHOOK_INBOX_CHANNEL,
-  WEBHOOK_PROCESSING_OPTIONS,
-  type DrainResult,
-  type WebhookProcessingOptions,
-} from './webhook-processing.options.js';
-
 const BACKLOG_SAMPLE_MS = 30_000;
 
 type GroupOutcome =
