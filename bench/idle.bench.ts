@@ -23,7 +23,7 @@ import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
 import { KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import { WorkerProcess } from '../testbed/worker-process.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
-import { benchKafka } from './pipeline/load.js';
+import { benchKafka, extraWorkerEnv } from './pipeline/load.js';
 import { cpuSeconds } from './pipeline/proc.js';
 import { startSandboxChild } from './sandbox.bench.js';
 
@@ -36,16 +36,6 @@ function seconds(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
   return value;
-}
-
-/** BENCH_WORKER_ENV="K=V,K=V": more worker variables (to compare settings). */
-function extraWorkerEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of (process.env.BENCH_WORKER_ENV ?? '').split(',')) {
-    const index = pair.indexOf('=');
-    if (index > 0) env[pair.slice(0, index).trim()] = pair.slice(index + 1).trim();
-  }
-  return env;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

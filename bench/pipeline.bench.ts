@@ -71,6 +71,7 @@ import {
   EventProducer,
   StatusReader,
   benchKafka,
+  extraWorkerEnv,
   paymentRequests,
   percentiles,
 } from './pipeline/load.js';
@@ -203,16 +204,6 @@ function envNumber(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
   return value;
-}
-
-function extraWorkerEnv(): Record<string, string> {
-  const raw = process.env.BENCH_WORKER_ENV ?? '';
-  const env: Record<string, string> = {};
-  for (const pair of raw.split(',')) {
-    const index = pair.indexOf('=');
-    if (index > 0) env[pair.slice(0, index).trim()] = pair.slice(index + 1).trim();
-  }
-  return env;
 }
 
 const round = (value: number, decimals = 0): number => {

@@ -96,6 +96,16 @@ export function paymentRequests(options: {
   });
 }
 
+/** BENCH_WORKER_ENV="K=V,K=V": more worker variables, to compare settings. */
+export function extraWorkerEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of (process.env.BENCH_WORKER_ENV ?? '').split(',')) {
+    const index = pair.indexOf('=');
+    if (index > 0) env[pair.slice(0, index).trim()] = pair.slice(index + 1).trim();
+  }
+  return env;
+}
+
 export function benchKafka(brokers: readonly string[], clientId: string): Kafka {
   return new Kafka({ clientId, brokers: [...brokers], logLevel: logLevel.NOTHING });
 }
