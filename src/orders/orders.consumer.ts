@@ -11,7 +11,7 @@
  */
 import { Controller, Optional } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { InvalidEventError } from '../dead-letters/dead-letter.errors.js';
+import { InvalidEventError } from '../common/dead-letter.errors.js';
 import { OrderEventContext } from './order-event.context.js';
 import { CancelledCommand } from './cancelled/cancelled.command.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';

@@ -15,7 +15,7 @@ import {
   BlockedByEarlierFailureError,
   InDoubtError,
   type MappingFailedError,
-} from '../../dead-letters/dead-letter.errors.js';
+} from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../order-event.schema.js';

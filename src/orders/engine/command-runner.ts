@@ -29,7 +29,7 @@ import type { AppLogger } from '../../common/logger.js';
 import type { Sql } from '../../database/database.js';
 import { StatementGroup } from '../../database/statement-group.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
-import { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
+import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import { withPayflowTrace } from '../../payflow/payflow-trace.js';

@@ -5,7 +5,7 @@
  */
 import type { Sql } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
-import type { MappingFailedError } from '../../dead-letters/dead-letter.errors.js';
+import type { MappingFailedError } from '../../common/dead-letter.errors.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import type { OrderEventType } from '../order-event.schema.js';
