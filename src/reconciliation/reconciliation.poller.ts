@@ -14,13 +14,8 @@
  * Metrics (ReconciliationMetrics): every poll by outcome, and the open payments each pass
  * watched.
  */
-import {
-  Inject,
-  Injectable,
-  Optional,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { BackgroundWorker } from '../common/background-worker.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { describeError } from '../common/app-error.js';
@@ -120,7 +115,7 @@ class RateGate {
 }
 
 @Injectable()
-export class ReconciliationPoller implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class ReconciliationPoller extends BackgroundWorker {
   private readonly settings: Required<ReconciliationOptions>;
   private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | null = null;
@@ -136,15 +131,12 @@ export class ReconciliationPoller implements OnApplicationBootstrap, BeforeAppli
     @Optional() @Inject(RECONCILIATION_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(RECONCILIATION_METRICS) private readonly metrics?: ReconciliationMetrics,
   ) {
+    super();
     this.settings = { ...DEFAULTS, ...options };
   }
 
-  onApplicationBootstrap(): void {
-    if (this.settings.autoStart) this.start();
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.stop();
+  protected get autoStart(): boolean {
+    return this.settings.autoStart;
   }
 
   start(): void {

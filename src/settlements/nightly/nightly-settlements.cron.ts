@@ -6,15 +6,10 @@
  * stops the job, aborts the run's Payflow calls and waits for it (what a pull had not
  * committed is rolled back, and the night stays missing).
  */
-import {
-  Inject,
-  Injectable,
-  Optional,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
+import { BackgroundWorker } from '../../common/background-worker.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
@@ -33,7 +28,7 @@ export interface SettlementMetrics {
 }
 
 @Injectable()
-export class NightlySettlementsCron implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class NightlySettlementsCron extends BackgroundWorker {
   private readonly abort = new AbortController();
   private current: Promise<NightlyRunResult | null> | null = null;
   private readonly listeners = new Set<(result: NightlyRunResult) => void>();
@@ -45,10 +40,16 @@ export class NightlySettlementsCron implements OnApplicationBootstrap, BeforeApp
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(SETTLEMENT_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(SETTLEMENT_METRICS) private readonly metrics?: SettlementMetrics,
-  ) {}
+  ) {
+    super();
+  }
 
-  onApplicationBootstrap(): void {
-    if (this.options.autoStart === false) return;
+  protected get autoStart(): boolean {
+    return this.options.autoStart !== false;
+  }
+
+  /** Registers the cron job and starts it. */
+  start(): void {
     const job = CronJob.from({
       cronTime: this.options.cron,
       onTick: () => {
@@ -65,7 +66,8 @@ export class NightlySettlementsCron implements OnApplicationBootstrap, BeforeApp
     );
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** Stops the cron job, aborts the run under way and waits for it. */
+  async stop(): Promise<void> {
     if (this.registry.doesExist('cron', NIGHTLY_SETTLEMENTS_JOB)) {
       await this.registry.getCronJob(NIGHTLY_SETTLEMENTS_JOB).stop();
       this.registry.deleteCronJob(NIGHTLY_SETTLEMENTS_JOB);

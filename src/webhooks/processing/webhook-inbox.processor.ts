@@ -25,13 +25,8 @@
  * latest webhook request carrying a `traceparent`, else the trace of the payment's creation
  * (payments.trace_headers): its Payflow GET and its status events carry that trace.
  */
-import {
-  Inject,
-  Injectable,
-  Optional,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { BackgroundWorker } from '../../common/background-worker.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { AppError, describeError } from '../../common/app-error.js';
@@ -85,7 +80,7 @@ function isPermanent(error: unknown): boolean {
 }
 
 @Injectable()
-export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhookInboxProcessor extends BackgroundWorker {
   private readonly settings: Required<WebhookProcessingOptions>;
   private readonly wakeup = new Wakeup();
   private readonly abort = new AbortController();
@@ -110,15 +105,12 @@ export class WebhookInboxProcessor implements OnApplicationBootstrap, BeforeAppl
     @Inject(WEBHOOK_PROCESSING_METRICS)
     private readonly metrics: WebhookProcessingMetrics = NO_PROCESSING_METRICS,
   ) {
+    super();
     this.settings = { ...DEFAULTS, ...options };
   }
 
-  onApplicationBootstrap(): void {
-    if (this.settings.autoStart) this.start();
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.stop();
+  protected get autoStart(): boolean {
+    return this.settings.autoStart;
   }
 
   /** Wakes the drain loop (new rows committed). */
