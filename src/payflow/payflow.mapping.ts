@@ -97,7 +97,7 @@ function nullableAmount(
 }
 
 /** Drops keys whose value is undefined, so the JSON body carries only what was given. */
-function compact<T extends object>(value: T): T {
+export function compact<T extends object>(value: T): T {
   // A plain loop: this runs several times per event on the hot path (no entry arrays).
   const result: Record<string, unknown> = {};
   for (const key of Object.keys(value)) {

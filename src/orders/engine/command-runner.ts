@@ -48,6 +48,15 @@ type Pending =
   | { readonly kind: 'outcome'; readonly finish: (tx: BatchSql) => Promise<void> }
   | { readonly kind: 'no_effect' };
 
+/** A command whose attempt is started: what its call, and the record of its outcome, need. */
+interface StartedAttempt<T extends OrderEventType, S, R> {
+  readonly command: OrderCommand<T>;
+  readonly spec: CommandSpec<T, S, R>;
+  readonly state: S;
+  readonly attemptId: string;
+  readonly paymentId: string | null;
+}
+
 /** Bound of the in-memory pending outcomes. */
 const MAX_PENDING = 10_000;
 
@@ -112,7 +121,13 @@ export class CommandRunner {
         // A recorded outcome of an earlier attempt is superseded by the new attempt (done
         // here, once the attempt is committed: a batch unit may run twice).
         this.pending.delete(command.eventId);
-        await this.callAndRecord(command, spec, mapped.state, begun.attemptId, begun.paymentId);
+        await this.callAndRecord({
+          command,
+          spec,
+          state: mapped.state,
+          attemptId: begun.attemptId,
+          paymentId: begun.paymentId,
+        });
         return 'applied';
     }
   }
@@ -151,12 +166,9 @@ export class CommandRunner {
   }
 
   private async callAndRecord<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-    attemptId: string,
-    paymentId: string | null,
+    attempt: StartedAttempt<T, S, R>,
   ): Promise<void> {
+    const { command, spec, state, attemptId, paymentId } = attempt;
     let result: R;
     try {
       const signal = withPayflowSendHook(AbortSignal.timeout(this.options.callDeadlineMs), () =>
@@ -164,7 +176,7 @@ export class CommandRunner {
       );
       result = await spec.call(state, withPayflowTrace(signal, command.trace.headers()));
     } catch (error) {
-      return this.recordFailure(command, spec, state, attemptId, paymentId, error);
+      return this.recordFailure(attempt, error);
     }
     const finish = async (tx: BatchSql): Promise<void> => {
       const events = await spec.complete(tx, { command, state, result, paymentId });
@@ -222,11 +234,7 @@ export class CommandRunner {
   }
 
   private async recordFailure<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-    attemptId: string,
-    paymentId: string | null,
+    { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
     error: unknown,
   ): Promise<never> {
     const failure = classifyCallFailure(error, spec.repeatable);

@@ -14,16 +14,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Sql } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
 import { PayflowValidationError } from '../../payflow/payflow.errors.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { CreatedPayment, PayflowApi } from '../../payflow/payflow.types.js';
+import type { CreatedPayment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type { CommandFailure, CommandSpec, Completed, Mapped } from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
+import { PaymentCommandKit } from '../shared/payment-command.js';
 import { PaymentMethodCatalog } from '../shared/payment-methods.js';
 import {
   newWebhookCredentials,
@@ -58,11 +56,9 @@ export class PaymentRequestedHandler {
   private readonly spec: CommandSpec<Type, CreateState, CreatedPayment>;
 
   constructor(
-    private readonly runner: CommandRunner,
+    private readonly kit: PaymentCommandKit,
     private readonly paymentMethods: PaymentMethodCatalog,
-    private readonly payments: PaymentRepository,
     private readonly installments: InstallmentRepository,
-    @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
   ) {
     this.spec = {
@@ -76,7 +72,7 @@ export class PaymentRequestedHandler {
   }
 
   execute(command: PaymentRequestedCommand): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
+    return this.kit.runner.run(command, this.spec);
   }
 
   private async map(command: OrderCommand<Type>): Promise<Mapped<CreateState>> {
@@ -117,7 +113,7 @@ export class PaymentRequestedHandler {
   }
 
   private call(state: CreateState, signal: AbortSignal): Promise<CreatedPayment> {
-    return this.payflow.createPayment(
+    return this.kit.payflow.createPayment(
       {
         ...state.mapped.input,
         callback: webhookCallback(this.options.webhookBaseUrl, state.credentials),
@@ -167,7 +163,7 @@ export class PaymentRequestedHandler {
   /** The payments of a batch `created`, their installments bound by position: one statement. */
   private async markCreated(tx: Sql, rows: readonly CreatedRow[]): Promise<void> {
     await executeTogether(tx, [
-      this.payments.markCreated(
+      this.kit.payments.markCreated(
         rows.map(({ paymentId, result }) => ({
           paymentId,
           payflowId: result.id,
@@ -199,7 +195,7 @@ export class PaymentRequestedHandler {
     switch (failure.kind) {
       case 'rejected': {
         if (failure.paymentId !== null) {
-          await this.payments.markCreationFailed(tx, failure.paymentId);
+          await this.kit.payments.markCreationFailed(tx, failure.paymentId);
         }
         const { error } = failure;
         return [
@@ -212,7 +208,7 @@ export class PaymentRequestedHandler {
         ];
       }
       case 'in_doubt':
-        if (failure.paymentId !== null) await this.payments.markInDoubt(tx, failure.paymentId);
+        if (failure.paymentId !== null) await this.kit.payments.markInDoubt(tx, failure.paymentId);
         return [
           creationFailedEvent(eventId, orderId, organizationId, {
             reason: 'in_doubt',

@@ -3,6 +3,7 @@
  * webhook credentials and the payment-method check are added by the handler.
  */
 import { formatMinorUnits } from '../../common/money.js';
+import { compact } from '../../payflow/payflow.mapping.js';
 import type { CreatePaymentInput, PaymentItemInput } from '../../payflow/payflow.types.js';
 import {
   addMonthsClamped,
@@ -37,17 +38,6 @@ export interface MappedPaymentRequest {
 }
 
 const OBJECT_TYPES = { new: 'newCar', tradeIn: 'tradeInCAR', other: '' } as const;
-
-/** Drops keys whose value is undefined. */
-function compact<T extends object>(value: T): T {
-  // A plain loop: this runs several times per event on the hot path (no entry arrays).
-  const result: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const entry = (value as Record<string, unknown>)[key];
-    if (entry !== undefined) result[key] = entry;
-  }
-  return result as T;
-}
 
 export function mapPaymentRequested(
   event: OrderEvent<'order.payment_requested'>,

@@ -58,7 +58,10 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
   };
 }
 
-/** What every command on the order's latest payment needs, injected once. */
+/**
+ * What every payment command needs, injected once: those on the order's latest payment,
+ * and order.payment_requested (which creates the payment).
+ */
 @Injectable()
 export class PaymentCommandKit {
   constructor(
