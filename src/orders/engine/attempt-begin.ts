@@ -5,11 +5,11 @@
  * events of a command that creates a payment begin together, in one shared statement.
  *
  * Decisions that wrote nothing are returned, not thrown: a unit that throws after a
- * statement makes the batcher roll back and rerun its whole batch.
+ * statement makes the batcher roll back and rerun its whole batch. For the same reason it
+ * logs nothing: what is worth a log line (a takeover) is returned, for the runner to log once
+ * the step is committed.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
 import {
   BlockedByEarlierFailureError,
@@ -31,7 +31,13 @@ export type Begun =
   | { readonly kind: 'throw'; readonly error: Error }
   /** This worker holds the outcome of the started attempt: record it. */
   | { readonly kind: 'resume' }
-  | { readonly kind: 'start'; readonly attemptId: string; readonly paymentId: string | null };
+  | {
+      readonly kind: 'start';
+      readonly attemptId: string;
+      readonly paymentId: string | null;
+      /** Set when the attempt of a stopped worker, never sent, was taken over. */
+      readonly takenOverUnsent?: { readonly previousOwner: string | null };
+    };
 
 /** An event waiting for the shared begin statement of its command. */
 export interface FreshItem {
@@ -46,7 +52,6 @@ export class AttemptBegin {
     private readonly newPayments: NewPaymentWrites,
     private readonly outbox: OutboxWriter,
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
-    @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
   /** One event's begin step. `mapped` is undefined exactly when `mappingError` is set. */
@@ -134,19 +139,6 @@ export class AttemptBegin {
         throw new Error(`attempt of event ${eventId} is in an unknown state (${decision.state})`);
       case 'retry': {
         if (mapped === undefined) throw new Error('a retry without a mapping');
-        if (decision.reason === 'unsent') {
-          // Its worker died before the request left (e.g. behind the 429 gate): nothing
-          // reached Payflow, so this delivery takes the attempt over and sends it.
-          this.logger.info(
-            {
-              eventId,
-              orderId,
-              traceId: command.trace.traceId,
-              previousOwner: guard.attempt?.owner ?? null,
-            },
-            'attempt of a stopped worker was never sent; taking it over',
-          );
-        }
         // A retry (or a race lost to another worker): the rows again, then the attempt.
         const paymentId =
           mapped.newPayment === undefined
@@ -166,7 +158,11 @@ export class AttemptBegin {
             },
           );
         }
-        return { kind: 'start', attemptId, paymentId };
+        const started = { kind: 'start', attemptId, paymentId } as const;
+        if (decision.reason !== 'unsent') return started;
+        // Its worker died before the request left (e.g. behind the 429 gate): nothing
+        // reached Payflow, so this delivery took the attempt over and sends it.
+        return { ...started, takenOverUnsent: { previousOwner: guard.attempt?.owner ?? null } };
       }
     }
   }

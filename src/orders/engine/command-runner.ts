@@ -118,6 +118,17 @@ export class CommandRunner {
       }
       case 'start':
         if (mapped === undefined) throw new Error('an attempt started without a mapping');
+        if (begun.takenOverUnsent !== undefined) {
+          this.logger.info(
+            {
+              eventId: command.eventId,
+              orderId: command.orderId,
+              traceId: command.trace.traceId,
+              previousOwner: begun.takenOverUnsent.previousOwner,
+            },
+            'attempt of a stopped worker was never sent; taking it over',
+          );
+        }
         // A recorded outcome of an earlier attempt is superseded by the new attempt (done
         // here, once the attempt is committed: a batch unit may run twice).
         this.pending.delete(command.eventId);
