@@ -2,15 +2,26 @@
  * patches/kafkajs+2.2.4.patch (applied by patch-package on npm install) is in place: an idle
  * kafkajs request queue must not re-arm its pending-request check. Unpatched, every broker
  * connection ran a 1 ms timer forever (tulios/kafkajs#1556, #1704): an idle worker woke
- * ~900 times a second and used 3 % of a core doing nothing.
+ * ~900 times a second and used 3 % of a core doing nothing. And the request-timeout check
+ * runs every second, not every 100 ms: it runs on every open connection, idle or not.
  */
+import { describe, expect, it, jest } from '@jest/globals';
 import { createRequire } from 'node:module';
+
+interface InflightLike {
+  readonly sentAt: number;
+  readonly requestTimeout: number;
+  timeoutRequest(): void;
+}
 
 interface RequestQueueLike {
   throttleCheckTimeoutId: NodeJS.Timeout | null;
   throttledUntil: number;
   pending: unknown[];
+  inflight: Map<number, InflightLike>;
   scheduleCheckPendingRequests(): void;
+  scheduleRequestTimeoutCheck(): void;
+  destroy(): void;
 }
 
 type RequestQueueClass = new (options: Record<string, unknown>) => RequestQueueLike;
@@ -26,11 +37,11 @@ const logger = {
   namespace: () => logger,
 };
 
-function queue(): RequestQueueLike {
+function queue(enforceRequestTimeout = false): RequestQueueLike {
   return new RequestQueue({
     maxInFlightRequests: null,
     requestTimeout: 30_000,
-    enforceRequestTimeout: false,
+    enforceRequestTimeout,
     clientId: 'spec',
     broker: '127.0.0.1:9092',
     logger,
@@ -61,5 +72,28 @@ describe('kafkajs request queue (patched)', () => {
     busy.scheduleCheckPendingRequests();
     expect(busy.throttleCheckTimeoutId).not.toBeNull();
     if (busy.throttleCheckTimeoutId !== null) clearTimeout(busy.throttleCheckTimeoutId);
+  });
+
+  it('checks request timeouts every second, not every 100 ms', () => {
+    jest.useFakeTimers({ now: 100_000 });
+    const open = queue(true);
+    try {
+      let timedOut = 0;
+      open.inflight.set(1, {
+        sentAt: 100_000 - 30_500,
+        requestTimeout: 30_000,
+        timeoutRequest: () => {
+          timedOut += 1;
+        },
+      });
+      open.scheduleRequestTimeoutCheck();
+      jest.advanceTimersByTime(999);
+      expect(timedOut).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(timedOut).toBe(1);
+    } finally {
+      open.destroy();
+      jest.useRealTimers();
+    }
   });
 });

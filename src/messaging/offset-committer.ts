@@ -1,9 +1,13 @@
 /**
  * The delivery engine's commits: per partition, the first offset not yet done
- * (PartitionOffsetTracker) is committed every `commitIntervalMs`, sooner after
- * `commitEveryCompletions` completions, one commit request at a time. A failed commit
+ * (PartitionOffsetTracker) is committed `commitIntervalMs` after something changed, sooner
+ * after `commitEveryCompletions` completions, one commit request at a time. A failed commit
  * (expected around every rebalance) is retried by the next one. Kept apart from the engine,
  * which decides what runs; this decides what is committed and when.
+ *
+ * The round is armed by a change (a completion, a new partition end, a start-over, a failed
+ * commit), not by a clock: an idle worker has nothing to commit and no lag that moves, and a
+ * 200 ms interval woke it five times a second for nothing.
  */
 import type { AppLogger } from '../common/logger.js';
 import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './consumer.port.js';
@@ -29,6 +33,7 @@ export class OffsetCommitter {
   private readonly trackers = new Map<string, PartitionOffsetTracker>();
   private readonly highWatermarks = new Map<string, bigint>();
   private timer: NodeJS.Timeout | undefined;
+  private running = false;
   private committing: Promise<void> | undefined;
   private commitAgain = false;
   private completionsSinceCommit = 0;
@@ -42,9 +47,18 @@ export class OffsetCommitter {
     return this.commitCount;
   }
 
-  /** Starts the periodic commit. */
+  /** From now on, a change arms a commit round `commitIntervalMs` later. */
   start(): void {
-    this.timer = setInterval(() => this.commitSoon(), this.options.commitIntervalMs);
+    this.running = true;
+  }
+
+  /** Arms the next commit round, unless one is armed already or the committer stopped. */
+  private scheduleRound(): void {
+    if (!this.running || this.timer !== undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.commitSoon();
+    }, this.options.commitIntervalMs);
     this.timer.unref();
   }
 
@@ -65,7 +79,9 @@ export class OffsetCommitter {
 
   /** The partition's end as the last fetch saw it (for the lag gauge). */
   sawHighWatermark(key: string, offset: bigint): void {
+    if (this.highWatermarks.get(key) === offset) return;
     this.highWatermarks.set(key, offset);
+    this.scheduleRound();
   }
 
   /** The partition was revoked: its tracker is no longer committed from. */
@@ -77,12 +93,16 @@ export class OffsetCommitter {
   /** The client starts over from the committed offsets: commit again what is done. */
   startOver(): void {
     for (const tracker of this.trackers.values()) tracker.committed = undefined;
+    this.scheduleRound();
   }
 
   /** `offset` of `tracker` took effect; commits soon after enough completions. */
   completed(tracker: PartitionOffsetTracker, offset: bigint): void {
     // A stale tracker (partition revoked meanwhile) is no longer committed from.
-    if (tracker.complete(offset)) this.completionsSinceCommit++;
+    if (tracker.complete(offset)) {
+      this.completionsSinceCommit++;
+      this.scheduleRound();
+    }
   }
 
   /** Commits now when `commitEveryCompletions` completions wait for it. */
@@ -105,7 +125,9 @@ export class OffsetCommitter {
    * watermark, within `timeoutMs` in all. Returns what it committed (nothing on failure).
    */
   async commitFinal(timeoutMs: number): Promise<readonly TopicPartitionOffset[]> {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    this.running = false;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     const deadline = Date.now() + timeoutMs;
     try {
       await withTimeout(this.committing ?? Promise.resolve(), timeoutMs);
@@ -167,6 +189,7 @@ export class OffsetCommitter {
           },
           'order events: commit failed; retrying with the next commit',
         );
+        this.scheduleRound();
         return;
       }
       this.failedCommits = 0;
