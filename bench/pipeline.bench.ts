@@ -39,6 +39,7 @@
  *
  * Environment: BENCH_SCENARIOS, BENCH_EVENTS (20000), BENCH_MAX_IN_FLIGHT (1024; also
  * PAYFLOW_MAX_CONNECTIONS), BENCH_DB_POOL_SIZE (20), BENCH_PACED_SECONDS (10),
+ * BENCH_PACED_RATE (one paced rate for every scenario, to compare builds at the same load),
  * BENCH_WORKER_ENV ("K=V,K=V": more worker variables), BENCH_WORKER_NODE_ARGS (node flags),
  * BENCH_WORKER_LOG (file prefix for the worker's output), BENCH_WORKER_MAIN (another build's
  * dist/src/main.js, to compare builds), BENCH_CPU_PROF=1 (V8 CPU profiles
@@ -282,6 +283,10 @@ async function runScenario(
   const machineBusyBeforePct = await waitForQuietMachine();
   const maxInFlight = envNumber('BENCH_MAX_IN_FLIGHT', 1024);
   const pacedSeconds = envNumber('BENCH_PACED_SECONDS', 10);
+  // One fixed rate for every scenario: two builds compared at the same load.
+  const pacedRateOverride = process.env.BENCH_PACED_RATE
+    ? envNumber('BENCH_PACED_RATE', TARGET_PACED_RATE)
+    : undefined;
   const problems: string[] = [];
   const label = `${scenario.kafka}-${scenario.name}`;
   const dbName = benchDatabaseName(label);
@@ -425,7 +430,8 @@ async function runScenario(
     let paced: Omit<NonNullable<ScenarioResult['paced']>, 'stagesMs'> | null = null;
     let pacedEvents: BenchEvent[] = [];
     if (finished && status.deadLetters === 0) {
-      const rate = scenario.pacedRate ?? Math.max(1, Math.round(ordersPerSecond / 2));
+      const rate =
+        pacedRateOverride ?? scenario.pacedRate ?? Math.max(1, Math.round(ordersPerSecond / 2));
       const count = Math.max(PER_ORDER, Math.round(rate * pacedSeconds));
       pacedEvents = paymentRequests({
         prefix: `PO-${index}`,
