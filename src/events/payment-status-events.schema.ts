@@ -21,6 +21,29 @@ const installmentIdSchema = z.string().describe("Payflow's id of the installment
 const documentRefSchema = z.string().describe("the ERP's reference of the document");
 const documentIdSchema = z.string().describe("Payflow's id of the document");
 
+/** A change of the payment's status: Payflow's status after and before it, and ours. */
+const statusChangeShape = {
+  providerStatus: providerStatusSchema,
+  previousProviderStatus: previousProviderStatusSchema,
+  status: normalizedStatusSchema,
+};
+
+/**
+ * The outcome of an order command that changed the payment's status (cancel, mark paid):
+ * the ERP event it answers, the command's own fields, then the change.
+ */
+function statusCommandEventSchema<T extends string, S extends z.ZodRawShape>(
+  type: T,
+  description: string,
+  own: S,
+) {
+  return statusEventSchema(
+    type,
+    description,
+    z.strictObject({ sourceEventId: sourceEventIdSchema, ...own, ...statusChangeShape }),
+  );
+}
+
 export const paymentCreatedSchema = statusEventSchema(
   'payment.created',
   'Payflow created the payment an order.payment_requested asked for.',
@@ -69,9 +92,7 @@ export const paymentStatusChangedSchema = statusEventSchema(
   'payment.status_changed',
   "The payment's status at Payflow changed (learnt from a webhook or a poll).",
   z.strictObject({
-    providerStatus: providerStatusSchema,
-    previousProviderStatus: previousProviderStatusSchema,
-    status: normalizedStatusSchema,
+    ...statusChangeShape,
     source: z.enum(['webhook', 'poll']),
   }),
 );
@@ -98,16 +119,10 @@ export const paymentTerminalFailedSchema = statusEventSchema(
   }),
 );
 
-export const paymentCancelledSchema = statusEventSchema(
+export const paymentCancelledSchema = statusCommandEventSchema(
   'payment.cancelled',
   'The payment was cancelled (order.cancelled).',
-  z.strictObject({
-    sourceEventId: sourceEventIdSchema,
-    reason: z.string().nullable(),
-    providerStatus: providerStatusSchema,
-    previousProviderStatus: previousProviderStatusSchema,
-    status: normalizedStatusSchema,
-  }),
+  { reason: z.string().nullable() },
 );
 
 export const paymentRefundedSchema = statusEventSchema(
@@ -125,16 +140,10 @@ export const paymentRefundedSchema = statusEventSchema(
   }),
 );
 
-export const paymentMarkedPaidSchema = statusEventSchema(
+export const paymentMarkedPaidSchema = statusCommandEventSchema(
   'payment.marked_paid',
   'The payment was marked paid by hand (order.marked_paid).',
-  z.strictObject({
-    sourceEventId: sourceEventIdSchema,
-    note: z.string().nullable(),
-    providerStatus: providerStatusSchema,
-    previousProviderStatus: previousProviderStatusSchema,
-    status: normalizedStatusSchema,
-  }),
+  { note: z.string().nullable() },
 );
 
 export const paymentResentSchema = statusEventSchema(

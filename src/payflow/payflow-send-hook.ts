@@ -10,17 +10,18 @@
  * AsyncLocalStorage: on Node 20 one of those turns on promise hooks for every promise of
  * the process, which cost the worker a large share of its CPU per order.
  */
+import { SignalTied } from './signal-tied.js';
+
 export type PayflowSendHook = () => Promise<void>;
 
-const hooks = new WeakMap<AbortSignal, PayflowSendHook>();
+const hooks = new SignalTied<PayflowSendHook>();
 
 /** Installs `hook` for the Payflow requests made with `signal`; returns the signal. */
 export function withPayflowSendHook(signal: AbortSignal, hook: PayflowSendHook): AbortSignal {
-  hooks.set(signal, hook);
-  return signal;
+  return hooks.tie(signal, hook);
 }
 
 /** The hook installed for the call's signal, if any. */
 export function payflowSendHookOf(signal: AbortSignal | undefined): PayflowSendHook | undefined {
-  return signal === undefined ? undefined : hooks.get(signal);
+  return hooks.of(signal);
 }

@@ -8,6 +8,7 @@
  * AbortSignal, which every command handler already passes to the client as it is, so the
  * order engine traces the calls of all eleven handlers without each passing them on.
  */
+import { SignalTied } from './signal-tied.js';
 
 /** `traceparent` and, when there is one, `tracestate`: sent as HTTP headers. */
 export interface PayflowTraceHeaders {
@@ -34,15 +35,14 @@ export interface PayflowCallTracer {
 /** Nest token of the tracer (provided by src/tracing's TracingModule). */
 export const PAYFLOW_CALL_TRACER = Symbol('PAYFLOW_CALL_TRACER');
 
-const traces = new WeakMap<AbortSignal, PayflowTraceHeaders>();
+const traces = new SignalTied<PayflowTraceHeaders>();
 
 /** Ties `headers` to the Payflow calls made with `signal`; returns the signal. */
 export function withPayflowTrace(signal: AbortSignal, headers: PayflowTraceHeaders): AbortSignal {
-  traces.set(signal, headers);
-  return signal;
+  return traces.tie(signal, headers);
 }
 
 /** The headers tied to the call's signal, if any. */
 export function payflowTraceOf(signal: AbortSignal | undefined): PayflowTraceHeaders | undefined {
-  return signal === undefined ? undefined : traces.get(signal);
+  return traces.of(signal);
 }

@@ -1,76 +1,13 @@
 /**
- * The sandbox's Payflow surface as data: the wire schemas it publishes and one line per
- * endpoint (method, path, group, scope, body, response, what a 404 means). openapi.ts turns
- * this table into the OpenAPI document; a new endpoint is one line here.
+ * The sandbox's Payflow surface as data: one line per endpoint (method, path, group, scope,
+ * body, response, what a 404 means; bodies and responses by the spec's schema names,
+ * PAYFLOW_COMPONENT_SCHEMAS). openapi.ts turns this table into the OpenAPI document; a new
+ * endpoint is one line here.
  */
-import { z } from 'zod';
-import {
-  PAYFLOW_SCOPES,
-  createInstallmentSchema,
-  createPaymentResponseSchema,
-  createPaymentSchema,
-  deleteDocumentResponseSchema,
-  documentSchema,
-  errorBodySchema,
-  installmentRecordSchema,
-  manualPaidResponseSchema,
-  manualPaidSchema,
-  oauthErrorSchema,
-  organizationsResponseSchema,
-  paymentMethodsResponseSchema,
-  paymentStatusResponseSchema,
-  pingResponseSchema,
-  printReceiptResponseSchema,
-  printReceiptSchema,
-  refundResponseSchema,
-  refundSchema,
-  resendResponseSchema,
-  resendSchema,
-  tokenRequestSchema,
-  tokenResponseSchema,
-  updateInstallmentSchema,
-  uploadDocumentSchema,
-  validationErrorSchema,
-  webhookPayloadSchema,
-} from '../payflow/payflow.schemas.js';
+import type { PayflowComponentName } from '../payflow/payflow.components.js';
+import { PAYFLOW_SCOPES } from '../payflow/payflow.schemas.js';
 
 export type JsonObject = Record<string, unknown>;
-
-/**
- * Every schema is described by its input side: for a request what the sandbox accepts,
- * for a response what a client must accept. The output side would mark a field with a
- * default as required (RefundResponse.debtorAccountNumber, optional in the spec).
- */
-export const SCHEMAS = {
-  CreatePaymentRequest: createPaymentSchema,
-  CreatePaymentResponse: createPaymentResponseSchema,
-  InstallmentRecord: installmentRecordSchema,
-  CreateInstallmentRequest: createInstallmentSchema,
-  UpdateInstallmentRequest: updateInstallmentSchema,
-  PaymentStatusResponse: paymentStatusResponseSchema,
-  RefundRequest: refundSchema,
-  RefundResponse: refundResponseSchema,
-  UploadDocumentRequest: uploadDocumentSchema,
-  Document: documentSchema,
-  DeleteDocumentResponse: deleteDocumentResponseSchema,
-  TokenRequest: tokenRequestSchema,
-  TokenResponse: tokenResponseSchema,
-  PingResponse: pingResponseSchema,
-  OrganizationsResponse: organizationsResponseSchema,
-  PaymentMethodsResponse: paymentMethodsResponseSchema,
-  ResendRequest: resendSchema,
-  ResendResponse: resendResponseSchema,
-  PrintReceiptRequest: printReceiptSchema,
-  PrintReceiptResponse: printReceiptResponseSchema,
-  ManualPaidRequest: manualPaidSchema,
-  ManualPaidResponse: manualPaidResponseSchema,
-  ValidationError: validationErrorSchema,
-  Error: errorBodySchema,
-  OAuthError: oauthErrorSchema,
-  WebhookPayload: webhookPayloadSchema,
-} as const satisfies Record<string, z.ZodType>;
-
-export type SchemaName = keyof typeof SCHEMAS;
 
 export interface Operation {
   method: 'get' | 'post' | 'put' | 'delete';
@@ -80,9 +17,9 @@ export interface Operation {
   /** undefined: a valid token is enough; null: no bearer token (the token endpoint). */
   scope: string | undefined | null;
   organization: boolean;
-  body?: SchemaName;
-  form?: SchemaName;
-  response: SchemaName | 'csv';
+  body?: PayflowComponentName;
+  form?: PayflowComponentName;
+  response: PayflowComponentName | 'csv';
   /** What a 404 means here; undefined: the endpoint has none. */
   notFound?: string;
   /** A multipart/form-data body the endpoint also takes, beside the JSON one. */
@@ -304,7 +241,7 @@ function op(
   group: Operation['group'],
   summary: string,
   scope: string | undefined,
-  body: SchemaName | undefined,
+  body: PayflowComponentName | undefined,
   response: Operation['response'],
 ): Operation {
   return {

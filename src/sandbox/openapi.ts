@@ -5,26 +5,28 @@
  * The endpoint table is openapi.operations.ts; this file builds the document from it.
  */
 import { z } from 'zod';
-import { PAYFLOW_SCOPES, settlementQuerySchema } from '../payflow/payflow.schemas.js';
 import {
-  OPERATIONS,
-  P,
-  SCHEMAS,
-  type JsonObject,
-  type Operation,
-  type SchemaName,
-} from './openapi.operations.js';
+  PAYFLOW_COMPONENT_SCHEMAS,
+  type PayflowComponentName,
+} from '../payflow/payflow.components.js';
+import { PAYFLOW_SCOPES, settlementQuerySchema } from '../payflow/payflow.schemas.js';
+import { OPERATIONS, P, type JsonObject, type Operation } from './openapi.operations.js';
 
 const { create, update } = PAYFLOW_SCOPES;
 
-function ref(name: SchemaName): JsonObject {
+function ref(name: PayflowComponentName): JsonObject {
   return { $ref: `#/components/schemas/${name}` };
 }
 
-function jsonContent(name: SchemaName): JsonObject {
+function jsonContent(name: PayflowComponentName): JsonObject {
   return { 'application/json': { schema: ref(name) } };
 }
 
+/**
+ * Every schema is described by its input side: for a request what the sandbox accepts,
+ * for a response what a client must accept. The output side would mark a field with a
+ * default as required (RefundResponse.debtorAccountNumber, optional in the spec).
+ */
 function toSchema(schema: z.ZodType): JsonObject {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
     io: 'input',
@@ -124,7 +126,7 @@ export function buildOpenApiDocument(serverUrl: string): JsonObject {
     };
   }
   const schemas = Object.fromEntries(
-    Object.entries(SCHEMAS).map(([name, schema]) => [name, toSchema(schema)]),
+    Object.entries(PAYFLOW_COMPONENT_SCHEMAS).map(([name, schema]) => [name, toSchema(schema)]),
   );
   return {
     openapi: '3.1.0',

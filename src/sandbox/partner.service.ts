@@ -16,6 +16,41 @@ export interface ResendInput {
   invoiceType?: string | undefined;
 }
 
+/** What a resend must name for a method of one type, and the business errors if it does not. */
+interface MethodOption {
+  readonly field: 'terminalId' | 'invoiceType';
+  readonly required: { readonly type: string; readonly msg: string };
+  readonly unknown: { readonly type: string; readonly msg: (value: string) => string };
+}
+
+const TERMINAL: MethodOption = {
+  field: 'terminalId',
+  required: { type: 'terminal_required', msg: 'a terminal method needs terminalId' },
+  unknown: { type: 'unknown_terminal', msg: (id) => `no terminal ${id}` },
+};
+
+const INVOICE_TYPE: MethodOption = {
+  field: 'invoiceType',
+  required: { type: 'invoice_type_required', msg: 'an invoice method needs invoiceType' },
+  unknown: { type: 'unknown_invoice_type', msg: (type) => `no invoice type ${type}` },
+};
+
+/**
+ * The option's value in the body: present, and one the method offers (`offered` undefined:
+ * the method takes any).
+ */
+function requireOffered(
+  option: MethodOption,
+  value: string | undefined,
+  offered: readonly string[] | undefined,
+): string {
+  if (!value) throw businessError(loc(option.field), option.required.type, option.required.msg);
+  if (offered && !offered.includes(value)) {
+    throw businessError(loc(option.field), option.unknown.type, option.unknown.msg(value));
+  }
+  return value;
+}
+
 export class PartnerService {
   private readonly state;
 
@@ -37,39 +72,16 @@ export class PartnerService {
     const type = method.type as PaymentMethodType;
     switch (type) {
       case 'terminal': {
-        if (!body.terminalId) {
-          throw businessError(
-            loc('terminalId'),
-            'terminal_required',
-            'a terminal method needs terminalId',
-          );
-        }
-        if (!method.terminals?.some((terminal) => terminal.id === body.terminalId)) {
-          throw businessError(
-            loc('terminalId'),
-            'unknown_terminal',
-            `no terminal ${body.terminalId}`,
-          );
-        }
-        payment.lastTerminalId = body.terminalId;
+        payment.lastTerminalId = requireOffered(
+          TERMINAL,
+          body.terminalId,
+          method.terminals?.map((terminal) => terminal.id) ?? [],
+        );
         this.lifecycle.issue(payment, 'other');
         break;
       }
       case 'invoice': {
-        if (!body.invoiceType) {
-          throw businessError(
-            loc('invoiceType'),
-            'invoice_type_required',
-            'an invoice method needs invoiceType',
-          );
-        }
-        if (method.invoiceTypes && !method.invoiceTypes.includes(body.invoiceType)) {
-          throw businessError(
-            loc('invoiceType'),
-            'unknown_invoice_type',
-            `no invoice type ${body.invoiceType}`,
-          );
-        }
+        requireOffered(INVOICE_TYPE, body.invoiceType, method.invoiceTypes);
         this.lifecycle.issue(payment, 'other');
         break;
       }

@@ -1,5 +1,5 @@
 /** Group A, the payment management API, at the sandbox's root. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import {
   PAYFLOW_SCOPES,
   createInstallmentSchema,
@@ -10,7 +10,12 @@ import {
 import { readDocumentUpload } from './document-upload.js';
 import { parseOr422 } from './errors.js';
 import { withBodies } from './media-types.js';
-import { TOKEN_ONLY, organizationRoute, type SandboxContext } from './routing.js';
+import {
+  TOKEN_ONLY,
+  organizationRoute,
+  type OrganizationCall,
+  type SandboxContext,
+} from './routing.js';
 
 interface PaymentParams {
   payflow_id: string;
@@ -20,6 +25,19 @@ interface InstallmentParams extends PaymentParams {
 }
 interface DocumentParams extends PaymentParams {
   document_id: string;
+}
+
+const INSTALLMENT = '/api/payments/:payflow_id/installments/:installment_id';
+
+/** A route on the one installment its path names (INSTALLMENT); no scope beyond the token. */
+function installmentRoute(
+  context: SandboxContext,
+  handler: (call: OrganizationCall, payflowId: string, installmentId: string) => unknown,
+): RouteHandlerMethod {
+  return organizationRoute(context, TOKEN_ONLY, (call) => {
+    const params = call.request.params as InstallmentParams;
+    return handler(call, params.payflow_id, params.installment_id);
+  });
 }
 
 export function registerPaymentRoutes(app: FastifyInstance, context: SandboxContext): void {
@@ -86,38 +104,24 @@ export function registerPaymentRoutes(app: FastifyInstance, context: SandboxCont
   );
 
   app.get(
-    '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, TOKEN_ONLY, ({ request, organization }) => {
-      const params = request.params as InstallmentParams;
-      return payments.getInstallment(organization, params.payflow_id, params.installment_id);
-    }),
+    INSTALLMENT,
+    installmentRoute(context, ({ organization }, payflowId, installmentId) =>
+      payments.getInstallment(organization, payflowId, installmentId),
+    ),
   );
 
   app.put(
-    '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) => {
-      const params = request.params as InstallmentParams;
+    INSTALLMENT,
+    installmentRoute(context, ({ request, organization, now }, payflowId, installmentId) => {
       const body = parseOr422(updateInstallmentSchema, request.body, 'body');
-      return payments.updateInstallment(
-        organization,
-        params.payflow_id,
-        params.installment_id,
-        body,
-        now,
-      );
+      return payments.updateInstallment(organization, payflowId, installmentId, body, now);
     }),
   );
 
   app.delete(
-    '/api/payments/:payflow_id/installments/:installment_id',
-    organizationRoute(context, TOKEN_ONLY, ({ request, organization, now }) => {
-      const params = request.params as InstallmentParams;
-      return payments.deleteInstallment(
-        organization,
-        params.payflow_id,
-        params.installment_id,
-        now,
-      );
-    }),
+    INSTALLMENT,
+    installmentRoute(context, ({ organization, now }, payflowId, installmentId) =>
+      payments.deleteInstallment(organization, payflowId, installmentId, now),
+    ),
   );
 }

@@ -112,33 +112,25 @@ export class PaymentsService {
       );
     }
     if (itemTotals.length > 0) {
-      if (
-        !sumsTo(
-          itemTotals.map((item) => item.gross),
-          total,
-        )
-      ) {
-        issues.push(
-          business(
-            loc('payment', 'totalGrossAmount'),
-            'totals_mismatch',
-            'totalGrossAmount is not the sum of the items gross totals',
-          ),
-        );
-      }
-      if (
-        !sumsTo(
-          itemTotals.map((item) => item.net),
-          net,
-        )
-      ) {
-        issues.push(
-          business(
-            loc('payment', 'totalNetAmount'),
-            'totals_mismatch',
-            'totalNetAmount is not the sum of the items net totals',
-          ),
-        );
+      const totals = [
+        ['totalGrossAmount', 'gross', total],
+        ['totalNetAmount', 'net', net],
+      ] as const;
+      for (const [field, side, expected] of totals) {
+        if (
+          !sumsTo(
+            itemTotals.map((item) => item[side]),
+            expected,
+          )
+        ) {
+          issues.push(
+            business(
+              loc('payment', field),
+              'totals_mismatch',
+              `${field} is not the sum of the items ${side} totals`,
+            ),
+          );
+        }
       }
     }
     if (issues.length > 0) throw unprocessable(issues);

@@ -10,6 +10,7 @@ import type {
 } from '../../dead-letters/replay/dead-letter-replay.service.js';
 import type { CliIo } from '../cli.runtime.js';
 import { stderrBar } from './progress-bar.js';
+import { StderrProgressLines } from './progress-lines.js';
 
 function groupName(group: ReplayGroup): string {
   return group.orderId === null
@@ -18,30 +19,20 @@ function groupName(group: ReplayGroup): string {
 }
 
 export function createReplayProgress(io: CliIo): ReplayProgress {
-  return io.stderr.isTTY === true ? new BarProgress(io) : new LineProgress(io);
+  return io.stderr.isTTY === true ? new BarProgress(io) : lineProgress(new StderrProgressLines(io));
 }
 
-class LineProgress implements ReplayProgress {
-  private done = 0;
-  private total = 0;
-
-  constructor(private readonly io: CliIo) {}
-
-  start(plan: ReplayPlan): void {
-    this.total = plan.messages;
-    this.io.stderr.write(
-      `replaying ${plan.messages} message(s): ${plan.orders} order(s), ${plan.keyless} key-less\n`,
-    );
-  }
-
-  advance(group: ReplayGroup, messages: number): void {
-    this.done += messages;
-    this.io.stderr.write(
-      `replayed ${groupName(group)}: ${messages} message(s) (${this.done}/${this.total})\n`,
-    );
-  }
-
-  stop(): void {}
+function lineProgress(lines: StderrProgressLines): ReplayProgress {
+  return {
+    start: (plan) =>
+      lines.start(
+        plan.messages,
+        `replaying ${plan.messages} message(s): ${plan.orders} order(s), ${plan.keyless} key-less`,
+      ),
+    advance: (group, messages) =>
+      lines.step(messages, `replayed ${groupName(group)}: ${messages} message(s)`),
+    stop: () => undefined,
+  };
 }
 
 class BarProgress implements ReplayProgress {

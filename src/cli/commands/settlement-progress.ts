@@ -6,6 +6,7 @@ import type cliProgress from 'cli-progress';
 import type { PullProgress } from '../../settlements/pull/pull-settlement.command.js';
 import type { CliIo } from '../cli.runtime.js';
 import { stderrBar } from './progress-bar.js';
+import { StderrProgressLines } from './progress-lines.js';
 
 export interface SettlementPullProgress {
   start(nights: number): void;
@@ -15,30 +16,16 @@ export interface SettlementPullProgress {
 }
 
 export function createSettlementProgress(io: CliIo): SettlementPullProgress {
-  return io.stderr.isTTY === true ? new BarProgress(io) : new LineProgress(io);
+  return io.stderr.isTTY === true ? new BarProgress(io) : lineProgress(new StderrProgressLines(io));
 }
 
-class LineProgress implements SettlementPullProgress {
-  private finished = 0;
-  private total = 0;
-
-  constructor(private readonly io: CliIo) {}
-
-  start(nights: number): void {
-    this.total = nights;
-    this.io.stderr.write(`pulling ${nights} night(s)\n`);
-  }
-
-  night(): (progress: PullProgress) => void {
-    return () => undefined;
-  }
-
-  done(label: string, outcome: string): void {
-    this.finished += 1;
-    this.io.stderr.write(`${label}: ${outcome} (${this.finished}/${this.total})\n`);
-  }
-
-  stop(): void {}
+function lineProgress(lines: StderrProgressLines): SettlementPullProgress {
+  return {
+    start: (nights) => lines.start(nights, `pulling ${nights} night(s)`),
+    night: () => () => undefined,
+    done: (label, outcome) => lines.step(1, `${label}: ${outcome}`),
+    stop: () => undefined,
+  };
 }
 
 class BarProgress implements SettlementPullProgress {
