@@ -5,12 +5,17 @@ const policy = { baseDelayMs: 200, maxDelayMs: 5000, maxRetryAfterMs: 60_000 };
 
 describe('backoff', () => {
   it('doubles per retry, capped, with half of it jittered', () => {
-    expect(backoffDelayMs(1, policy, () => 0)).toBe(100);
-    expect(backoffDelayMs(1, policy, () => 0.999999)).toBe(200);
-    expect(backoffDelayMs(2, policy, () => 0)).toBe(200);
-    expect(backoffDelayMs(3, policy, () => 0.5)).toBe(600);
-    expect(backoffDelayMs(10, policy, () => 1)).toBe(5000);
-    expect(backoffDelayMs(10, policy, () => 0)).toBe(2500);
+    // [retry, jitter drawn, delay]
+    const expected = [
+      [1, 0, 100],
+      [1, 0.999999, 200],
+      [2, 0, 200],
+      [3, 0.5, 600],
+      [10, 1, 5000],
+      [10, 0, 2500],
+    ] as const;
+    const delays = expected.map(([retry, jitter]) => backoffDelayMs(retry, policy, () => jitter));
+    expect(delays).toEqual(expected.map(([, , delay]) => delay));
   });
 
   it('honours Retry-After when longer, and refuses to wait beyond the cap', () => {

@@ -7,20 +7,6 @@ import {
   type FetchedToken,
 } from './payflow.token.js';
 
-function deferred<T>(): {
-  promise: Promise<T>;
-  resolve: (v: T) => void;
-  reject: (e: unknown) => void;
-} {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 describe('refreshMarginMs', () => {
   it('is 60 s, or half the lifetime when that is shorter', () => {
     expect(refreshMarginMs(3600)).toBe(60_000);
@@ -42,13 +28,16 @@ describe('tokenLifetimeSeconds', () => {
 describe('TokenCache', () => {
   it('fetches once for many concurrent callers (single flight)', async () => {
     let fetches = 0;
-    const pending = deferred<FetchedToken>();
+    let answer!: (token: FetchedToken) => void;
+    const pending = new Promise<FetchedToken>((resolve) => {
+      answer = resolve;
+    });
     const cache = new TokenCache(() => {
       fetches += 1;
-      return pending.promise;
+      return pending;
     });
     const waiting = Array.from({ length: 100 }, () => cache.get());
-    pending.resolve({ accessToken: 't1', expiresInSeconds: 3600 });
+    answer({ accessToken: 't1', expiresInSeconds: 3600 });
     const tokens = await Promise.all(waiting);
     expect(fetches).toBe(1);
     expect(cache.fetchCount).toBe(1);
