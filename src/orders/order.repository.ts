@@ -5,8 +5,26 @@
  * and the replay locks and unblocks it through the methods below.
  */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { Part } from '../payments/statement.js';
+
+const orderRow = z.object({
+  orderId: z.string(),
+  organizationId: z.string().nullable(),
+  orderNumber: z.string().nullable(),
+  state: z.string(),
+  currency: z.string().nullable(),
+  blockedAt: timestampField.nullable(),
+  blockedReason: z.string().nullable(),
+  createdAt: timestampField,
+  updatedAt: timestampField,
+});
+
+/** An order row as the operator's reads show it. */
+export type OrderRow = z.infer<typeof orderRow>;
 
 @Injectable()
 export class OrderRepository {
@@ -36,6 +54,19 @@ export class OrderRepository {
      WHERE (orders.organization_id, orders.order_number, orders.currency)
            IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
                              EXCLUDED.order_number, EXCLUDED.currency))`;
+  }
+
+  /** The orders with these ids (those that exist), in no particular order. */
+  byIds(sql: Sql, orderIds: readonly string[]): Promise<OrderRow[]> {
+    return queryRows(
+      sql,
+      orderRow,
+      `SELECT order_id AS "orderId", organization_id AS "organizationId",
+              order_number AS "orderNumber", state, currency, blocked_at AS "blockedAt",
+              blocked_reason AS "blockedReason", created_at AS "createdAt", updated_at AS "updatedAt"
+         FROM orders WHERE order_id = ANY($1::text[])`,
+      [orderIds],
+    );
   }
 
   markCancelled(orderId: string): Part {

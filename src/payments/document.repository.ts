@@ -2,6 +2,8 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 
 /** A live (not removed) document of a payment. */
 export interface LiveDocument {
@@ -19,20 +21,50 @@ export interface AttachedDocument {
   readonly size: number;
 }
 
-const liveRow = z
-  .object({ id: z.string(), payflow_document_id: z.string().nullable() })
-  .transform((row): LiveDocument => ({ id: row.id, payflowDocumentId: row.payflow_document_id }));
+const liveRow = z.object({
+  id: z.string(),
+  payflowDocumentId: z.string().nullable(),
+}) satisfies z.ZodType<LiveDocument>;
+
+const overviewRow = z.object({
+  paymentId: z.string(),
+  documentRef: z.string(),
+  payflowDocumentId: z.string().nullable(),
+  fileName: z.string(),
+  contentType: z.string(),
+  size: z.number(),
+  createdAt: timestampField,
+  removedAt: timestampField.nullable(),
+});
+
+/** A document (attached or removed) as the operator's reads show it. */
+export type DocumentOverview = z.infer<typeof overviewRow>;
 
 @Injectable()
 export class DocumentRepository {
   /** The live document `ref` of a payment, or null. */
   async findLive(sql: Sql, paymentId: string, ref: string): Promise<LiveDocument | null> {
-    const [row] = await sql.query(
-      `SELECT id::text, payflow_document_id FROM documents
+    const [row] = await queryRows(
+      sql,
+      liveRow,
+      `SELECT id::text, payflow_document_id AS "payflowDocumentId" FROM documents
         WHERE payment_id = $1::uuid AND document_ref = $2 AND removed_at IS NULL`,
       [paymentId, ref],
     );
-    return row === undefined ? null : liveRow.parse(row);
+    return row ?? null;
+  }
+
+  /** Every document of the payments, oldest first. */
+  listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<DocumentOverview[]> {
+    return queryRows(
+      sql,
+      overviewRow,
+      `SELECT payment_id::text AS "paymentId", document_ref AS "documentRef",
+              payflow_document_id AS "payflowDocumentId", file_name AS "fileName",
+              content_type AS "contentType", size, created_at AS "createdAt", removed_at AS "removedAt"
+         FROM documents WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+      [paymentIds],
+    );
   }
 
   /** Stores an attached document (a removed one with the same reference comes back). */

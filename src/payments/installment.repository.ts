@@ -6,6 +6,8 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import { NEW_PAYMENTS } from './payment.repository.js';
 import type { Part } from './statement.js';
 import type { StoredInstallment } from './status-sync/status-changes.js';
@@ -63,40 +65,43 @@ const minor = z.union([z.string(), z.number()]).transform(Number);
 
 const liveRow = z.object({
   id: z.string(),
-  payflow_installment_id: z.string().nullable(),
-  gross_minor: minor,
-  due_date: z.string(),
+  payflowId: z.string().nullable(),
+  grossMinor: minor,
+  date: z.string(),
 });
 
-const viewRow = z
-  .object({
-    installment_ref: z.string(),
-    payflow_installment_id: z.string().nullable(),
-    due_date: z.string(),
-    gross_minor: minor,
-    provider_status: z.string().nullable(),
-  })
-  .transform((row): InstallmentView => ({
-    ref: row.installment_ref,
-    payflowId: row.payflow_installment_id,
-    date: row.due_date,
-    grossMinor: row.gross_minor,
-    status: row.provider_status,
-  }));
+const viewRow = z.object({
+  ref: z.string(),
+  payflowId: z.string().nullable(),
+  date: z.string(),
+  grossMinor: minor,
+  status: z.string().nullable(),
+}) satisfies z.ZodType<InstallmentView>;
 
-const syncRow = z
-  .object({
-    id: z.string(),
-    installment_ref: z.string().nullable(),
-    payflow_installment_id: z.string().nullable(),
-    provider_status: z.string().nullable(),
-  })
-  .transform((row): StoredInstallment => ({
-    id: row.id,
-    installmentRef: row.installment_ref,
-    payflowInstallmentId: row.payflow_installment_id,
-    providerStatus: row.provider_status,
-  }));
+const syncRow = z.object({
+  id: z.string(),
+  installmentRef: z.string().nullable(),
+  payflowInstallmentId: z.string().nullable(),
+  providerStatus: z.string().nullable(),
+}) satisfies z.ZodType<StoredInstallment>;
+
+const overviewRow = z.object({
+  paymentId: z.string(),
+  position: z.number(),
+  installmentRef: z.string().nullable(),
+  payflowInstallmentId: z.string().nullable(),
+  type: z.string().nullable(),
+  dueDate: z.string(),
+  /** Minor units as decimal text. */
+  gross: z.string(),
+  providerStatus: z.string().nullable(),
+  removedAt: timestampField.nullable(),
+});
+
+/** An installment (live or removed) as the operator's reads show it. */
+export type InstallmentOverview = z.infer<typeof overviewRow>;
+
+const liveCountRow = z.object({ paymentId: z.string(), live: z.number().int() });
 
 @Injectable()
 export class InstallmentRepository {
@@ -140,14 +145,16 @@ export class InstallmentRepository {
   }
 
   /** A payment's live installments in plan order. */
-  async liveViews(sql: Sql, paymentId: string): Promise<InstallmentView[]> {
-    const rows = await sql.query(
-      `SELECT installment_ref, payflow_installment_id,
-              to_char(due_date, 'YYYY-MM-DD') AS due_date, gross_minor::text, provider_status
+  liveViews(sql: Sql, paymentId: string): Promise<InstallmentView[]> {
+    return queryRows(
+      sql,
+      viewRow,
+      `SELECT installment_ref AS ref, payflow_installment_id AS "payflowId",
+              to_char(due_date, 'YYYY-MM-DD') AS "date", gross_minor::text AS "grossMinor",
+              provider_status AS status
          FROM installments WHERE payment_id = $1::uuid AND removed_at IS NULL ORDER BY position`,
       [paymentId],
     );
-    return rows.map((row) => viewRow.parse(row));
   }
 
   /** Whether the payment has (or had) an installment with this reference. */
@@ -161,22 +168,16 @@ export class InstallmentRepository {
 
   /** The live installment `ref` of a payment, or null. */
   async findLive(sql: Sql, paymentId: string, ref: string): Promise<LiveInstallment | null> {
-    const [row] = await sql.query(
-      `SELECT id::text, payflow_installment_id, gross_minor::text,
-              to_char(due_date, 'YYYY-MM-DD') AS due_date
+    const [row] = await queryRows(
+      sql,
+      liveRow,
+      `SELECT id::text, payflow_installment_id AS "payflowId", gross_minor::text AS "grossMinor",
+              to_char(due_date, 'YYYY-MM-DD') AS "date"
          FROM installments
         WHERE payment_id = $1::uuid AND installment_ref = $2 AND removed_at IS NULL`,
       [paymentId, ref],
     );
-    if (row === undefined) return null;
-    const parsed = liveRow.parse(row);
-    return {
-      id: parsed.id,
-      ref,
-      payflowId: parsed.payflow_installment_id,
-      grossMinor: parsed.gross_minor,
-      date: parsed.due_date,
-    };
+    return row === undefined ? null : { ...row, ref };
   }
 
   /** Payflow's new installment, after the payment's last one. */
@@ -221,13 +222,41 @@ export class InstallmentRepository {
   }
 
   /** Every installment of a payment, as the status sync compares them. */
-  async forSync(sql: Sql, paymentId: string): Promise<StoredInstallment[]> {
-    const rows = await sql.query(
-      `SELECT id::text, installment_ref, payflow_installment_id, provider_status
+  forSync(sql: Sql, paymentId: string): Promise<StoredInstallment[]> {
+    return queryRows(
+      sql,
+      syncRow,
+      `SELECT id::text, installment_ref AS "installmentRef",
+              payflow_installment_id AS "payflowInstallmentId", provider_status AS "providerStatus"
          FROM installments WHERE payment_id = $1::uuid ORDER BY position, created_at`,
       [paymentId],
     );
-    return rows.map((row) => syncRow.parse(row));
+  }
+
+  /** Every installment of the payments, in plan order. */
+  listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<InstallmentOverview[]> {
+    return queryRows(
+      sql,
+      overviewRow,
+      `SELECT payment_id::text AS "paymentId", position, installment_ref AS "installmentRef",
+              payflow_installment_id AS "payflowInstallmentId", type, due_date::text AS "dueDate",
+              gross_minor::text AS gross, provider_status AS "providerStatus", removed_at AS "removedAt"
+         FROM installments WHERE payment_id = ANY($1::uuid[]) ORDER BY position, created_at`,
+      [paymentIds],
+    );
+  }
+
+  /** How many live (not removed) installments each payment has; absent: none. */
+  async liveCounts(sql: Sql, paymentIds: readonly string[]): Promise<Map<string, number>> {
+    const rows = await queryRows(
+      sql,
+      liveCountRow,
+      `SELECT payment_id::text AS "paymentId", count(*)::int AS live
+         FROM installments WHERE payment_id = ANY($1::uuid[]) AND removed_at IS NULL
+        GROUP BY payment_id`,
+      [paymentIds],
+    );
+    return new Map(rows.map((row) => [row.paymentId, row.live]));
   }
 
   /** Statuses by installments.id. */

@@ -1,6 +1,9 @@
 /** The only owner of the `payment_status_history` table's SQL: every status change, by source. */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { Part } from './statement.js';
 
 export interface StatusHistoryRow {
@@ -13,6 +16,18 @@ export interface StatusHistoryRow {
   readonly eventId?: string;
 }
 
+const recordedRow = z.object({
+  paymentId: z.string(),
+  recordedAt: timestampField,
+  source: z.string(),
+  previousProviderStatus: z.string().nullable(),
+  providerStatus: z.string().nullable(),
+  status: z.string().nullable(),
+});
+
+/** A recorded status change, as the operator's reads show it. */
+export type RecordedStatusChange = z.infer<typeof recordedRow>;
+
 @Injectable()
 export class PaymentStatusHistoryRepository {
   /** The change as a statement part (with the payment's own update). */
@@ -23,6 +38,19 @@ export class PaymentStatusHistoryRepository {
     VALUES (${bind(row.paymentId)}::uuid, ${bind(row.providerStatus)},
             ${bind(row.previousProviderStatus)}, ${bind(row.status)}, ${bind(row.source)},
             ${bind(row.eventId ?? null)}::uuid)`;
+  }
+
+  /** Every recorded change of the payments, in the order they were recorded. */
+  listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<RecordedStatusChange[]> {
+    return queryRows(
+      sql,
+      recordedRow,
+      `SELECT payment_id::text AS "paymentId", recorded_at AS "recordedAt", source,
+              previous_provider_status AS "previousProviderStatus",
+              provider_status AS "providerStatus", status
+         FROM payment_status_history WHERE payment_id = ANY($1::uuid[]) ORDER BY id`,
+      [paymentIds],
+    );
   }
 
   async insert(tx: Sql, row: StatusHistoryRow): Promise<void> {

@@ -7,6 +7,8 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type {
   CreatedAtPayflow,
   InboxPayment,
@@ -48,14 +50,20 @@ export interface NewPaymentRow {
   readonly traceHeaders: StoredTraceHeaders | null;
 }
 
-export type {
-  CreatedAtPayflow,
-  InboxPayment,
-  SettledPayment,
-  SyncedStatus,
-  SyncPayment,
-  TokenRow,
-} from './payment.rows.js';
+export type * from './payment.rows.js';
+
+/** A payment as the operator's reads show it (no token, no key hash, no trace). */
+export type PaymentOverview = z.infer<typeof overviewRow>;
+
+/** A payment with a Payflow id whose status is not final yet (reconciliation's page). */
+export interface OpenPayment {
+  readonly id: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly payflowId: string;
+  /** ISO 4217 code (the column is char(3), so trimmed). */
+  readonly currency: string;
+}
 
 /** Name of the relation `newPaymentCtes` defines: its rows' columns, for other tables' parts. */
 export const NEW_PAYMENTS = 'new_payments';
@@ -167,6 +175,44 @@ const tokenRow = z
   }));
 
 const payflowIdRow = z.object({ payflow_id: nullableText });
+
+const overviewRow = z.object({
+  id: text,
+  orderId: text,
+  payflowId: nullableText,
+  organizationId: nullableText,
+  state: text,
+  providerStatus: nullableText,
+  status: nullableText,
+  paymentLink: nullableText,
+  paymentMethodId: nullableText,
+  /** char(3), as stored (not trimmed). */
+  currency: text,
+  /** Minor units as decimal text. */
+  totalGross: text,
+  totalNet: text,
+  createdAt: timestampField,
+  updatedAt: timestampField,
+  lastPolledAt: timestampField.nullable(),
+});
+
+const OVERVIEW = `
+  SELECT id::text AS id, order_id AS "orderId", payflow_id AS "payflowId",
+         organization_id AS "organizationId", state, provider_status AS "providerStatus", status,
+         payment_link AS "paymentLink", payment_method_id AS "paymentMethodId", currency,
+         total_gross_minor::text AS "totalGross", total_net_minor::text AS "totalNet",
+         created_at AS "createdAt", updated_at AS "updatedAt", last_polled_at AS "lastPolledAt"
+    FROM payments`;
+
+const openRow = z
+  .object({
+    id: text,
+    orderId: text,
+    organizationId: nullableText,
+    payflowId: text,
+    currency: text,
+  })
+  .transform((row): OpenPayment => ({ ...row, currency: row.currency.trim() }));
 
 /**
  * The order's latest payment that Payflow created, and the payments whose creation is
@@ -355,6 +401,42 @@ export class PaymentRepository {
       [paymentId],
     );
     return row === undefined ? null : inboxRow.parse(row);
+  }
+
+  /** The order's payments, oldest first. */
+  listForOrder(sql: Sql, orderId: string): Promise<PaymentOverview[]> {
+    return queryRows(sql, overviewRow, `${OVERVIEW} WHERE order_id = $1 ORDER BY created_at, id`, [
+      orderId,
+    ]);
+  }
+
+  /** The payments with these ids (those that exist), in no particular order. */
+  byIds(sql: Sql, paymentIds: readonly string[]): Promise<PaymentOverview[]> {
+    return queryRows(sql, overviewRow, `${OVERVIEW} WHERE id = ANY($1::uuid[])`, [paymentIds]);
+  }
+
+  /**
+   * Up to `limit` payments after id `after` (in id order) that have a Payflow id, are
+   * created or cancelled, and whose provider status is not one of `finalStatuses`.
+   */
+  openPage(
+    sql: Sql,
+    finalStatuses: readonly string[],
+    after: string,
+    limit: number,
+  ): Promise<OpenPayment[]> {
+    return queryRows(
+      sql,
+      openRow,
+      `SELECT id::text AS id, order_id AS "orderId", organization_id AS "organizationId",
+              payflow_id AS "payflowId", currency
+         FROM payments
+        WHERE payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
+          AND (provider_status IS NULL OR provider_status <> ALL($1::text[]))
+          AND id > $2::uuid
+        ORDER BY id LIMIT $3`,
+      [finalStatuses, after, limit],
+    );
   }
 
   /** Whether another payment of the bridge has this Payflow id. */

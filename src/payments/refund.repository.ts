@@ -1,6 +1,9 @@
 /** The only owner of the `refunds` table's SQL: refunds made at Payflow, by ERP reference. */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 
 export interface MadeRefund {
   readonly paymentId: string;
@@ -13,6 +16,22 @@ export interface MadeRefund {
   readonly remainingMinor: number | null;
 }
 
+const overviewRow = z.object({
+  paymentId: z.string(),
+  refundRef: z.string(),
+  payflowRefundId: z.string().nullable(),
+  refundType: z.string().nullable(),
+  currency: z.string(),
+  /** Minor units as decimal text. */
+  gross: z.string(),
+  net: z.string(),
+  remaining: z.string().nullable(),
+  createdAt: timestampField,
+});
+
+/** A refund as the operator's reads show it. */
+export type RefundOverview = z.infer<typeof overviewRow>;
+
 @Injectable()
 export class RefundRepository {
   /** Whether the payment has a refund with this reference. */
@@ -22,6 +41,20 @@ export class RefundRepository {
       [paymentId, refundRef],
     );
     return rows.length > 0;
+  }
+
+  /** Every refund of the payments, oldest first. */
+  listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<RefundOverview[]> {
+    return queryRows(
+      sql,
+      overviewRow,
+      `SELECT payment_id::text AS "paymentId", refund_ref AS "refundRef",
+              payflow_refund_id AS "payflowRefundId", refund_type AS "refundType", currency,
+              gross_minor::text AS gross, net_minor::text AS net,
+              remaining_minor::text AS remaining, created_at AS "createdAt"
+         FROM refunds WHERE payment_id = ANY($1::uuid[]) ORDER BY created_at, id`,
+      [paymentIds],
+    );
   }
 
   async insert(tx: Sql, refund: MadeRefund): Promise<void> {

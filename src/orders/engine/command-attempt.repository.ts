@@ -10,6 +10,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
+import { queryRows } from '../../database/parsed-rows.js';
+import { timestampField } from '../../database/row-schemas.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { render, type Bind, type Part } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
@@ -88,6 +90,27 @@ const paymentIdRow = z.object({ payment_id: z.string().nullable() });
 const finishedRow = z.object({ finished: z.number().int() });
 const existsRow = z.object({ found: z.boolean() });
 
+const closedRow = z.object({
+  attemptId: z.string(),
+  eventId: z.string(),
+  orderId: z.string(),
+  command: z.string(),
+  errorCode: z.string().nullable(),
+  paymentId: z.string().nullable(),
+  startedAt: timestampField,
+  sentAt: timestampField.nullable(),
+  finishedAt: timestampField.nullable(),
+});
+
+/** An attempt that ended (in doubt, resolved…), as the operator's reads show it. */
+export type ClosedAttempt = z.infer<typeof closedRow>;
+
+const CLOSED = `
+  SELECT id::text AS "attemptId", event_id::text AS "eventId", order_id AS "orderId", command,
+         error_code AS "errorCode", payment_id::text AS "paymentId", started_at AS "startedAt",
+         sent_at AS "sentAt", finished_at AS "finishedAt"
+    FROM command_attempts`;
+
 function lease(bind: Bind, leaseMs: number): string {
   return `clock_timestamp() + make_interval(secs => ${bind(leaseMs)}::float8 / 1000)`;
 }
@@ -99,6 +122,33 @@ export class CommandAttemptRepository {
     private readonly processed: ProcessedEventRepository,
     @Inject(TransactionBatcher) private readonly batcher: TransactionBatcher,
   ) {}
+
+  /**
+   * Every attempt in doubt (of the order `orderId` only, when given), the longest-waiting
+   * first. The operator's reads are static: they need only the `Sql` they are given, so
+   * the CLI uses them without the worker's batcher.
+   */
+  static listInDoubt(sql: Sql, orderId?: string): Promise<ClosedAttempt[]> {
+    return queryRows(
+      sql,
+      closedRow,
+      `${CLOSED} WHERE state = 'in_doubt' AND ($1::text IS NULL OR order_id = $1)
+        ORDER BY finished_at, id`,
+      [orderId ?? null],
+    );
+  }
+
+  /** The order's latest attempt that ended `resolved` (settled from outside), if any. */
+  static async lastResolved(sql: Sql, orderId: string): Promise<ClosedAttempt | null> {
+    const [row] = await queryRows(
+      sql,
+      closedRow,
+      `${CLOSED} WHERE order_id = $1 AND state = 'resolved'
+        ORDER BY finished_at DESC NULLS LAST, id DESC LIMIT 1`,
+      [orderId],
+    );
+    return row ?? null;
+  }
 
   /**
    * The guard of one event and, when it is fresh (not processed, order not blocked, no

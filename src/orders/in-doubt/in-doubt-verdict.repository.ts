@@ -7,6 +7,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
 import { queryRows } from '../../database/parsed-rows.js';
+import { timestampField } from '../../database/row-schemas.js';
 
 export const VERDICTS = ['payment_found', 'not_created'] as const;
 export type VerdictKind = (typeof VERDICTS)[number];
@@ -22,8 +23,6 @@ export interface NewVerdict {
   readonly decidedBy: string;
 }
 
-const timestamp = z.union([z.date(), z.string()]).transform((value) => new Date(value));
-
 const verdictRow = z.object({
   id: z.string(),
   orderId: z.string(),
@@ -34,8 +33,8 @@ const verdictRow = z.object({
   payflowId: z.string().nullable(),
   paymentId: z.string().nullable(),
   decidedBy: z.string(),
-  decidedAt: timestamp,
-  replayedAt: timestamp.nullable(),
+  decidedAt: timestampField,
+  replayedAt: timestampField.nullable(),
   replayedLetters: z.number().int().nullable(),
 });
 

@@ -1,21 +1,49 @@
 /**
  * `order show`: reads an order and everything payflow-bridge knows about it, read-only,
- * into an OrderView. Columns are chosen one by one: secrets (api_key_hash, webhook_token)
- * and event payloads are never selected.
+ * into an OrderView. A read model serving the operator: it holds no SQL, it composes the
+ * reads of the tables' repositories, whose columns are chosen one by one (secrets such as
+ * api_key_hash and webhook_token, event payloads and webhook bodies are never selected).
  */
-import { Injectable } from '@nestjs/common';
 import { currencyExponent } from '../../common/money.js';
 import type { Sql } from '../../database/database.js';
-import { OrderShowRepository } from './order-show.repository.js';
+import {
+  DeadLetterReadRepository,
+  type DeadLetterOverview,
+} from '../../dead-letters/dead-letter-reads.repository.js';
+import { DocumentRepository, type DocumentOverview } from '../../payments/document.repository.js';
+import {
+  InstallmentRepository,
+  type InstallmentOverview,
+} from '../../payments/installment.repository.js';
+import {
+  PaymentStatusHistoryRepository,
+  type RecordedStatusChange,
+} from '../../payments/payment-status-history.repository.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { RefundRepository, type RefundOverview } from '../../payments/refund.repository.js';
+import {
+  WebhookInboxRepository,
+  type ReceivedWebhook,
+} from '../../webhooks/inbox/webhook-inbox.repository.js';
+import {
+  InDoubtVerdictRepository,
+  type VerdictRow,
+} from '../in-doubt/in-doubt-verdict.repository.js';
+import { OrderRepository, type OrderRow } from '../order.repository.js';
 import {
   sanitizeText,
   type AmountView,
   type DeadLetterView,
+  type DocumentView,
+  type InDoubtVerdictView,
+  type InstallmentView,
+  type OrderSummaryView,
   type OrderView,
   type PaymentView,
+  type RefundView,
+  type StatusChangeView,
+  type WebhookView,
 } from './order-show.view.js';
-
-type Timestamp = Date | string;
 
 /** Minor units (decimal text, any size) as exact decimal text in major units. */
 export function amountView(minor: string, currency: string): AmountView {
@@ -34,82 +62,186 @@ export function amountView(minor: string, currency: string): AmountView {
   return { amount: `${negative ? '-' : ''}${whole}${fraction}`, currency: code };
 }
 
-function iso(value: Timestamp): string {
-  return value instanceof Date ? value.toISOString() : new Date(value).toISOString();
-}
-
-function isoOrNull(value: Timestamp | null): string | null {
-  return value === null ? null : iso(value);
+function isoOrNull(value: Date | null): string | null {
+  return value === null ? null : value.toISOString();
 }
 
 function textOrNull(value: string | null): string | null {
   return value === null ? null : sanitizeText(value);
 }
 
-@Injectable()
+/** Reads rows of several payments at once, and hands each payment its own. */
+class PaymentRows<T extends { readonly paymentId: string }> {
+  private readonly byPayment = new Map<string, T[]>();
+
+  constructor(rows: readonly T[]) {
+    for (const row of rows) {
+      const rowsOfPayment = this.byPayment.get(row.paymentId);
+      if (rowsOfPayment === undefined) this.byPayment.set(row.paymentId, [row]);
+      else rowsOfPayment.push(row);
+    }
+  }
+
+  of<V>(paymentId: string, view: (row: T) => V): V[] {
+    return (this.byPayment.get(paymentId) ?? []).map(view);
+  }
+}
+
+function installmentView(row: InstallmentOverview, currency: string): InstallmentView {
+  return {
+    position: row.position,
+    installmentRef: row.installmentRef,
+    payflowInstallmentId: row.payflowInstallmentId,
+    type: row.type,
+    dueDate: row.dueDate,
+    gross: amountView(row.gross, currency),
+    providerStatus: row.providerStatus,
+    removedAt: isoOrNull(row.removedAt),
+  };
+}
+
+function documentView(row: DocumentOverview): DocumentView {
+  return {
+    documentRef: row.documentRef,
+    payflowDocumentId: row.payflowDocumentId,
+    fileName: sanitizeText(row.fileName),
+    contentType: row.contentType,
+    size: row.size,
+    createdAt: row.createdAt.toISOString(),
+    removedAt: isoOrNull(row.removedAt),
+  };
+}
+
+function refundView(row: RefundOverview): RefundView {
+  return {
+    refundRef: row.refundRef,
+    payflowRefundId: row.payflowRefundId,
+    refundType: row.refundType,
+    gross: amountView(row.gross, row.currency),
+    net: amountView(row.net, row.currency),
+    remaining: row.remaining === null ? null : amountView(row.remaining, row.currency),
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+function statusChangeView(row: RecordedStatusChange): StatusChangeView {
+  return {
+    recordedAt: row.recordedAt.toISOString(),
+    source: row.source,
+    previousProviderStatus: row.previousProviderStatus,
+    providerStatus: row.providerStatus,
+    status: row.status,
+  };
+}
+
+function webhookView(row: ReceivedWebhook): WebhookView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    receivedAt: row.receivedAt.toISOString(),
+    lastReceivedAt: row.lastReceivedAt.toISOString(),
+    duplicates: row.duplicates,
+    attempts: row.attempts,
+    processed: row.processedAt !== null,
+    processedAt: isoOrNull(row.processedAt),
+    error: textOrNull(row.lastError),
+  };
+}
+
+function deadLetterView(row: DeadLetterOverview): DeadLetterView {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    reason: row.reason,
+    error: sanitizeText(row.error),
+    attempts: row.attempts,
+    origin: `${row.topic}/${row.partition}@${row.offset}`,
+    failedAt: row.failedAt.toISOString(),
+    replayed: row.replayedAt !== null,
+    replayedAt: isoOrNull(row.replayedAt),
+  };
+}
+
+function verdictView(row: VerdictRow): InDoubtVerdictView {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    eventType: row.command,
+    verdict: row.verdict,
+    payflowId: row.payflowId,
+    decidedBy: sanitizeText(row.decidedBy),
+    decidedAt: row.decidedAt.toISOString(),
+    replayedAt: isoOrNull(row.replayedAt),
+    replayedLetters: row.replayedLetters,
+  };
+}
+
+function orderView(order: OrderRow | undefined, orderId: string): OrderSummaryView {
+  if (order === undefined) {
+    // Known only from its dead letters (its first event never took effect).
+    return {
+      orderId,
+      organizationId: null,
+      orderNumber: null,
+      state: 'unknown',
+      currency: null,
+      blocked: false,
+      blockedAt: null,
+      blockedReason: null,
+      createdAt: null,
+      updatedAt: null,
+    };
+  }
+  return {
+    orderId: order.orderId,
+    organizationId: order.organizationId,
+    orderNumber: order.orderNumber,
+    state: order.state,
+    currency: order.currency?.trim() ?? null,
+    blocked: order.blockedAt !== null || order.state === 'blocked',
+    blockedAt: isoOrNull(order.blockedAt),
+    blockedReason: textOrNull(order.blockedReason),
+    createdAt: order.createdAt.toISOString(),
+    updatedAt: order.updatedAt.toISOString(),
+  };
+}
+
 export class OrderShowQuery {
-  constructor(private readonly rows: OrderShowRepository = new OrderShowRepository()) {}
+  constructor(
+    private readonly orders = new OrderRepository(),
+    private readonly paymentRows = new PaymentRepository(),
+    private readonly installments = new InstallmentRepository(),
+    private readonly documents = new DocumentRepository(),
+    private readonly refunds = new RefundRepository(),
+    private readonly history = new PaymentStatusHistoryRepository(),
+    private readonly letters = new DeadLetterReadRepository(),
+    private readonly verdicts = new InDoubtVerdictRepository(),
+  ) {}
 
   /** The order's view, or null when no order and no dead letter has that id. */
   async show(sql: Sql, orderId: string): Promise<OrderView | null> {
-    const order = await this.rows.order(sql, orderId);
-    const deadLetters = await this.deadLetters(sql, orderId);
+    const [order] = await this.orders.byIds(sql, [orderId]);
+    const deadLetters = await this.letters.listForOrder(sql, orderId);
     if (order === undefined && deadLetters.length === 0) return null;
-
     return {
-      order:
-        order === undefined
-          ? {
-              // Known only from its dead letters (its first event never took effect).
-              orderId,
-              organizationId: null,
-              orderNumber: null,
-              state: 'unknown',
-              currency: null,
-              blocked: false,
-              blockedAt: null,
-              blockedReason: null,
-              createdAt: null,
-              updatedAt: null,
-            }
-          : {
-              orderId: order.orderId,
-              organizationId: order.organizationId,
-              orderNumber: order.orderNumber,
-              state: order.state,
-              currency: order.currency?.trim() ?? null,
-              blocked: order.blockedAt !== null || order.state === 'blocked',
-              blockedAt: isoOrNull(order.blockedAt),
-              blockedReason: textOrNull(order.blockedReason),
-              createdAt: iso(order.createdAt),
-              updatedAt: iso(order.updatedAt),
-            },
+      order: orderView(order, orderId),
       payments: await this.payments(sql, orderId),
-      deadLetters,
-      inDoubtVerdicts: (await this.rows.verdicts(sql, orderId)).map((row) => ({
-        id: row.id,
-        eventId: row.eventId,
-        eventType: row.command,
-        verdict: row.verdict,
-        payflowId: row.payflowId,
-        decidedBy: sanitizeText(row.decidedBy),
-        decidedAt: iso(row.decidedAt),
-        replayedAt: isoOrNull(row.replayedAt),
-        replayedLetters: row.replayedLetters,
-      })),
+      deadLetters: deadLetters.map(deadLetterView),
+      inDoubtVerdicts: (await this.verdicts.ofOrder(sql, orderId)).map(verdictView),
     };
   }
 
   private async payments(sql: Sql, orderId: string): Promise<PaymentView[]> {
-    const payments = await this.rows.payments(sql, orderId);
+    const payments = await this.paymentRows.listForOrder(sql, orderId);
     if (payments.length === 0) return [];
     const ids = payments.map((payment) => payment.id);
 
-    const installments = await this.rows.installments(sql, ids);
-    const documents = await this.rows.documents(sql, ids);
-    const refunds = await this.rows.refunds(sql, ids);
-    const history = await this.rows.history(sql, ids);
-    const webhooks = await this.rows.webhooks(sql, ids);
+    const installments = new PaymentRows(await this.installments.listForPayments(sql, ids));
+    const documents = new PaymentRows(await this.documents.listForPayments(sql, ids));
+    const refunds = new PaymentRows(await this.refunds.listForPayments(sql, ids));
+    const history = new PaymentRows(await this.history.listForPayments(sql, ids));
+    const webhooks = new PaymentRows(await WebhookInboxRepository.listForPayments(sql, ids));
 
     const latestId = payments[payments.length - 1]?.id;
     return payments.map((payment) => {
@@ -126,82 +258,15 @@ export class OrderShowQuery {
         paymentMethodId: payment.paymentMethodId,
         totalGross: amountView(payment.totalGross, currency),
         totalNet: amountView(payment.totalNet, currency),
-        createdAt: iso(payment.createdAt),
-        updatedAt: iso(payment.updatedAt),
+        createdAt: payment.createdAt.toISOString(),
+        updatedAt: payment.updatedAt.toISOString(),
         lastPolledAt: isoOrNull(payment.lastPolledAt),
-        installments: installments
-          .filter((row) => row.paymentId === payment.id)
-          .map((row) => ({
-            position: row.position,
-            installmentRef: row.installmentRef,
-            payflowInstallmentId: row.payflowInstallmentId,
-            type: row.type,
-            dueDate: row.dueDate,
-            gross: amountView(row.gross, currency),
-            providerStatus: row.providerStatus,
-            removedAt: isoOrNull(row.removedAt),
-          })),
-        documents: documents
-          .filter((row) => row.paymentId === payment.id)
-          .map((row) => ({
-            documentRef: row.documentRef,
-            payflowDocumentId: row.payflowDocumentId,
-            fileName: sanitizeText(row.fileName),
-            contentType: row.contentType,
-            size: row.size,
-            createdAt: iso(row.createdAt),
-            removedAt: isoOrNull(row.removedAt),
-          })),
-        refunds: refunds
-          .filter((row) => row.paymentId === payment.id)
-          .map((row) => ({
-            refundRef: row.refundRef,
-            payflowRefundId: row.payflowRefundId,
-            refundType: row.refundType,
-            gross: amountView(row.gross, row.currency),
-            net: amountView(row.net, row.currency),
-            remaining: row.remaining === null ? null : amountView(row.remaining, row.currency),
-            createdAt: iso(row.createdAt),
-          })),
-        statusHistory: history
-          .filter((row) => row.paymentId === payment.id)
-          .map((row) => ({
-            recordedAt: iso(row.recordedAt),
-            source: row.source,
-            previousProviderStatus: row.previousProviderStatus,
-            providerStatus: row.providerStatus,
-            status: row.status,
-          })),
-        webhooks: webhooks
-          .filter((row) => row.paymentId === payment.id)
-          .map((row) => ({
-            id: row.id,
-            kind: row.kind,
-            receivedAt: iso(row.receivedAt),
-            lastReceivedAt: iso(row.lastReceivedAt),
-            duplicates: row.duplicates,
-            attempts: row.attempts,
-            processed: row.processedAt !== null,
-            processedAt: isoOrNull(row.processedAt),
-            error: textOrNull(row.lastError),
-          })),
+        installments: installments.of(payment.id, (row) => installmentView(row, currency)),
+        documents: documents.of(payment.id, documentView),
+        refunds: refunds.of(payment.id, refundView),
+        statusHistory: history.of(payment.id, statusChangeView),
+        webhooks: webhooks.of(payment.id, webhookView),
       };
     });
-  }
-
-  private async deadLetters(sql: Sql, orderId: string): Promise<DeadLetterView[]> {
-    const rows = await this.rows.deadLetters(sql, orderId);
-    return rows.map((row) => ({
-      id: row.id,
-      eventId: row.eventId,
-      eventType: row.eventType,
-      reason: row.reason,
-      error: sanitizeText(row.error),
-      attempts: row.attempts,
-      origin: `${row.topic}/${row.partition}@${row.offset}`,
-      failedAt: iso(row.failedAt),
-      replayed: row.replayedAt !== null,
-      replayedAt: isoOrNull(row.replayedAt),
-    }));
   }
 }

@@ -6,6 +6,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { Database, type Sql } from '../../database/database.js';
+import { queryRows } from '../../database/parsed-rows.js';
+import { timestampField } from '../../database/row-schemas.js';
 import type { WebhookKind } from '../../payflow/payflow.schemas.js';
 
 export interface NewInboxRow {
@@ -86,11 +88,43 @@ const PRUNE = `
     WHERE processed_at IS NOT NULL AND received_at < now() - make_interval(secs => $1)
     LIMIT $2)`;
 
+const receivedRow = z.object({
+  paymentId: z.string(),
+  id: z.string(),
+  kind: z.string(),
+  receivedAt: timestampField,
+  lastReceivedAt: timestampField,
+  duplicates: z.number(),
+  attempts: z.number(),
+  processedAt: timestampField.nullable(),
+  lastError: z.string().nullable(),
+});
+
+/** A stored webhook as the operator's reads show it: when, which kind, processed or not. */
+export type ReceivedWebhook = z.infer<typeof receivedRow>;
+
 const pendingStatsRow = z.object({ pending: z.number().int(), oldest: z.number() });
 
 @Injectable()
 export class WebhookInboxRepository {
   constructor(@Inject(Database) private readonly database: Database) {}
+
+  /**
+   * The payments' webhooks, in the order they came (never the body or the headers).
+   * Static: it needs only the `Sql` it is given, so the CLI's reads use it without the
+   * worker's `Database`.
+   */
+  static listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<ReceivedWebhook[]> {
+    return queryRows(
+      sql,
+      receivedRow,
+      `SELECT payment_id::text AS "paymentId", id::text AS id, kind, received_at AS "receivedAt",
+              last_received_at AS "lastReceivedAt", duplicates, attempts,
+              processed_at AS "processedAt", last_error AS "lastError"
+         FROM webhook_inbox WHERE payment_id = ANY($1::uuid[]) ORDER BY received_at, id`,
+      [paymentIds],
+    );
+  }
 
   /** Stores a webhook, or counts it as a duplicate of the row with the same dedupe key. */
   async insert(tx: Sql, row: NewInboxRow): Promise<InsertOutcome> {
