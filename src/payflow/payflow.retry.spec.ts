@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { backoffDelayMs, retryDelayMs, sleep } from './payflow.retry.js';
+import { retryDelayMs } from './payflow.retry.js';
 
 const policy = { baseDelayMs: 200, maxDelayMs: 5000, maxRetryAfterMs: 60_000 };
 
-describe('backoff', () => {
-  it('doubles per retry, capped, with half of it jittered', () => {
+describe('retryDelayMs', () => {
+  it('backs off: doubles per retry, capped, with half of it jittered', () => {
     // [retry, jitter drawn, delay]
     const expected = [
       [1, 0, 100],
@@ -14,7 +14,9 @@ describe('backoff', () => {
       [10, 1, 5000],
       [10, 0, 2500],
     ] as const;
-    const delays = expected.map(([retry, jitter]) => backoffDelayMs(retry, policy, () => jitter));
+    const delays = expected.map(([retry, jitter]) =>
+      retryDelayMs(retry, undefined, policy, () => jitter),
+    );
     expect(delays).toEqual(expected.map(([, , delay]) => delay));
   });
 
@@ -24,18 +26,5 @@ describe('backoff', () => {
     expect(retryDelayMs(1, 0, policy, () => 0)).toBe(100);
     expect(retryDelayMs(1, 60_000, policy, () => 0)).toBe(60_000);
     expect(retryDelayMs(1, 60_001, policy, () => 0)).toBeUndefined();
-  });
-});
-
-describe('sleep', () => {
-  it('resolves after the delay and rejects with the abort reason', async () => {
-    const started = Date.now();
-    await sleep(20);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(15);
-    const controller = new AbortController();
-    const pending = sleep(10_000, controller.signal);
-    controller.abort(new Error('stop'));
-    await expect(pending).rejects.toThrow('stop');
-    await expect(sleep(1, AbortSignal.abort(new Error('already')))).rejects.toThrow('already');
   });
 });

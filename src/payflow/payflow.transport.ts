@@ -25,7 +25,8 @@ import {
 } from './payflow.call.js';
 import { HttpExchange, type ExchangeSettings } from './payflow.exchange.js';
 import { PayflowAbortedError, PayflowError } from './payflow.errors.js';
-import { retryDelayMs, sleep } from './payflow.retry.js';
+import { sleep } from '../common/sleep.js';
+import { retryDelayMs } from './payflow.retry.js';
 import { Slots } from './payflow.slots.js';
 import { payflowSendHookOf } from './payflow-send-hook.js';
 
