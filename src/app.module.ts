@@ -14,7 +14,6 @@ import { ConfigModule } from './config/config.module.js';
 import { LoggerModule } from './common/logger.module.js';
 import type { AppLogger } from './common/logger.js';
 import { DatabaseModule } from './database/database.module.js';
-import { ENTITIES } from './entities.js';
 import { TransactionBatcher } from './database/transaction-batcher.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -100,7 +99,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
         TracingModule.forRoot(config, overrides.tracing),
-        DatabaseModule.forRoot(ENTITIES),
+        DatabaseModule,
         MetricsModule,
         HealthModule,
         PayflowModule.forRootAsync({

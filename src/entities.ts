@@ -1,40 +1,20 @@
-import { DeadLetterEntity } from './dead-letters/dead-letter.entity.js';
-import { CommandAttemptEntity } from './orders/command-attempt.entity.js';
-import { InDoubtVerdictEntity } from './orders/in-doubt/in-doubt-verdict.entity.js';
-import { OrderEntity } from './orders/order.entity.js';
-import { ProcessedEventEntity } from './orders/processed-event.entity.js';
-import { OutboxEntity } from './outbox/outbox.entity.js';
-import { DocumentEntity } from './payments/document.entity.js';
-import { InstallmentEntity } from './payments/installment.entity.js';
-import { PaymentStatusHistoryEntity } from './payments/payment-status-history.entity.js';
-import { PaymentEntity } from './payments/payment.entity.js';
-import { RefundEntity } from './payments/refund.entity.js';
-import { SettlementFileChunkEntity } from './settlements/settlement-file-chunk.entity.js';
-import { SettlementFileErrorEntity } from './settlements/settlement-file-error.entity.js';
-import { SettlementFileEntity } from './settlements/settlement-file.entity.js';
-import { SettlementNightEntity } from './settlements/settlement-night.entity.js';
-import { WebhookInboxEntity } from './webhooks/webhook-inbox.entity.js';
-
 /**
- * Every table's entity, listed explicitly (no globs: the same list works under tsc and jest).
- * Composed here, above the features that own the tables, so that src/database knows none of
- * them; it receives the list (DatabaseModule.forRoot, createDataSource's `entities`).
+ * Every table's entity, from the lists the feature modules register with
+ * DatabaseModule.forFeature: for the data sources built outside the Nest application,
+ * which must see them all (src/cli-data-source.ts for `migration:generate`, the CLI's).
  */
+import { DEAD_LETTER_ENTITIES } from './dead-letters/dead-letters.module.js';
+import { ORDER_ENTITIES } from './orders/orders.module.js';
+import { OUTBOX_ENTITIES } from './outbox/outbox.module.js';
+import { PAYMENT_ENTITIES } from './payments/payments-persistence.module.js';
+import { SETTLEMENT_ENTITIES } from './settlements/settlements.module.js';
+import { WEBHOOK_ENTITIES } from './webhooks/inbox/webhook-inbox.module.js';
+
 export const ENTITIES = [
-  OrderEntity,
-  PaymentEntity,
-  InstallmentEntity,
-  DocumentEntity,
-  RefundEntity,
-  PaymentStatusHistoryEntity,
-  ProcessedEventEntity,
-  CommandAttemptEntity,
-  InDoubtVerdictEntity,
-  OutboxEntity,
-  DeadLetterEntity,
-  WebhookInboxEntity,
-  SettlementFileEntity,
-  SettlementFileChunkEntity,
-  SettlementFileErrorEntity,
-  SettlementNightEntity,
+  ...ORDER_ENTITIES,
+  ...PAYMENT_ENTITIES,
+  ...OUTBOX_ENTITIES,
+  ...DEAD_LETTER_ENTITIES,
+  ...WEBHOOK_ENTITIES,
+  ...SETTLEMENT_ENTITIES,
 ];

@@ -2,25 +2,29 @@
  * The TypeORM data source. Schema changes only ever come from the migrations in
  * migrations/ (never `synchronize`).
  */
-import { DataSource, MigrationExecutor, type DataSourceOptions } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
+
+/** A table's entity class (a feature's `*.entity.ts`). */
+export type EntityClass = new () => object;
 
 export interface DatabaseOptions {
   url: string;
   poolSize?: number;
   applicationName?: string;
   /**
-   * The tables' entities (src/entities.ts). Only the schema builder (migration:generate)
-   * reads them: the code writes plain SQL, so a data source for that alone may omit them.
+   * The tables' entities (registered by the feature modules, or src/entities.ts). Only the
+   * schema builder (migration:generate) reads them: the code writes plain SQL, so a data
+   * source for that alone may omit them.
    */
-  entities?: DataSourceOptions['entities'];
+  entities?: readonly EntityClass[];
 }
 
 export function createDataSource(options: DatabaseOptions): DataSource {
   return new DataSource({
     type: 'postgres',
     url: options.url,
-    entities: options.entities ?? [],
+    entities: [...(options.entities ?? [])],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',

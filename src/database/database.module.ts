@@ -1,36 +1,46 @@
-import {
-  Global,
-  Inject,
-  Module,
-  type DynamicModule,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+/**
+ * The database of the application (global): the TypeORM data source, migrated at start
+ * when DB_MIGRATE is set, and `Database`, the plain SQL on its pool.
+ *
+ * Each feature module registers the entities of its own tables, in the spirit of
+ * @nestjs/typeorm's `TypeOrmModule.forFeature` with `autoLoadEntities`:
+ *
+ *   @Module({ imports: [DatabaseModule.forFeature([PaymentEntity, InstallmentEntity])] })
+ *
+ * and the data source is given every entity registered so far, so src/database knows no
+ * feature. Only the schema builder (migration:generate) reads them: the code writes SQL.
+ */
+import { Global, Inject, Module, type DynamicModule } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
 import { Database } from './database.js';
-import { createDataSource, runMigrations } from './data-source.js';
+import { createDataSource, runMigrations, type EntityClass } from './data-source.js';
 
-/** The tables' entities, given by the application (src/entities.ts); none when absent. */
-const DATABASE_ENTITIES = Symbol('DATABASE_ENTITIES');
+/**
+ * The entities the feature modules registered. Process-wide, like @nestjs/typeorm's
+ * storage: forFeature runs when a module is declared, before any data source starts.
+ */
+const registered = new Set<EntityClass>();
+
+/** What `forFeature` returns: the registration is its effect, the module provides nothing. */
+@Module({})
+class DatabaseFeatureModule {}
 
 @Global()
 @Module({
   providers: [
     {
       provide: DataSource,
-      inject: [APP_CONFIG, APP_LOGGER, { token: DATABASE_ENTITIES, optional: true }],
-      useFactory: async (
-        config: AppConfig,
-        logger: AppLogger,
-        entities: DataSourceOptions['entities'] | undefined,
-      ): Promise<DataSource> => {
+      inject: [APP_CONFIG, APP_LOGGER],
+      useFactory: async (config: AppConfig, logger: AppLogger): Promise<DataSource> => {
         const dataSource = createDataSource({
           url: config.DATABASE_URL,
           poolSize: config.DB_POOL_SIZE,
-          entities,
+          entities: DatabaseModule.registeredEntities(),
         });
         await dataSource.initialize();
         if (config.DB_MIGRATE) {
@@ -45,12 +55,15 @@ const DATABASE_ENTITIES = Symbol('DATABASE_ENTITIES');
   exports: [DataSource, Database],
 })
 export class DatabaseModule implements OnApplicationShutdown {
-  /** The module with the application's entities (the code itself writes plain SQL). */
-  static forRoot(entities: DataSourceOptions['entities']): DynamicModule {
-    return {
-      module: DatabaseModule,
-      providers: [{ provide: DATABASE_ENTITIES, useValue: entities }],
-    };
+  /** Registers a feature's entities with the data source (import it in the feature's module). */
+  static forFeature(entities: readonly EntityClass[]): DynamicModule {
+    for (const entity of entities) registered.add(entity);
+    return { module: DatabaseFeatureModule };
+  }
+
+  /** Every entity registered by the feature modules declared so far. */
+  static registeredEntities(): EntityClass[] {
+    return [...registered];
   }
 
   constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}

@@ -6,15 +6,23 @@
  * Needs DataSource (DatabaseModule) and APP_CONFIG (ConfigModule), both global.
  */
 import { Module } from '@nestjs/common';
+import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
 import { OrderRepository } from '../orders/order.repository.js';
+import { DeadLetterEntity } from './dead-letter.entity.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import { DEAD_LETTER_SINK } from './dead-letter.sink.js';
 import { PostgresDeadLetterSink } from './postgres-dead-letter.sink.js';
 
+export const DEAD_LETTER_ENTITIES = [DeadLetterEntity];
+
 @Module({
-  imports: [TransactionBatcherModule, OutboxWriterModule],
+  imports: [
+    DatabaseModule.forFeature(DEAD_LETTER_ENTITIES),
+    TransactionBatcherModule,
+    OutboxWriterModule,
+  ],
   providers: [
     DeadLetterRepository,
     // Stateless: the sink blocks the order through the owner of the orders table's SQL.

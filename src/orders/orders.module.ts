@@ -16,6 +16,7 @@
 import { Global, Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
@@ -23,16 +24,19 @@ import { INBOUND_EVENT_CODEC } from '../messaging/messaging.ports.js';
 import { IN_DOUBT_RESOLVER } from '../payments/in-doubt-resolver.port.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';
+import { CommandAttemptEntity } from './command-attempt.entity.js';
 import { DocumentAttachedHandler } from './document-attached/document-attached.handler.js';
 import { DocumentRemovedHandler } from './document-removed/document-removed.handler.js';
 import { AttemptBegin } from './engine/attempt-begin.js';
 import { CommandAttemptRepository } from './engine/command-attempt.repository.js';
 import { CommandRunner } from './engine/command-runner.js';
+import { InDoubtVerdictEntity } from './in-doubt/in-doubt-verdict.entity.js';
 import { InstallmentAddedHandler } from './installment-added/installment-added.handler.js';
 import { InstallmentChangedHandler } from './installment-changed/installment-changed.handler.js';
 import { InstallmentRemovedHandler } from './installment-removed/installment-removed.handler.js';
 import { MarkedPaidHandler } from './marked-paid/marked-paid.handler.js';
 import { orderEventCodec } from './order-event.codec.js';
+import { OrderEntity } from './order.entity.js';
 import { OrderRepository } from './order.repository.js';
 import { OrdersConsumer } from './orders.consumer.js';
 import {
@@ -45,6 +49,7 @@ import { PaymentCreationResolver } from './payment-requested/payment-creation.re
 import { PaymentRequestedHandler } from './payment-requested/payment-requested.handler.js';
 import { PaymentResendRequestedHandler } from './payment-resend-requested/payment-resend-requested.handler.js';
 import { RefundRequestedHandler } from './refund-requested/refund-requested.handler.js';
+import { ProcessedEventEntity } from './processed-event.entity.js';
 import { ProcessedEventRepository } from './processed-event.repository.js';
 import { NewPaymentWrites } from './shared/new-payment.js';
 import { PaymentCommandKit } from './shared/payment-command.js';
@@ -56,6 +61,13 @@ export type OrdersOptionOverrides = Partial<OrdersOptions> & {
   /** Lease = PAYFLOW_REQUEST_TIMEOUT + this margin (default 5 s). */
   readonly leaseMarginMs?: number;
 };
+
+export const ORDER_ENTITIES = [
+  OrderEntity,
+  ProcessedEventEntity,
+  CommandAttemptEntity,
+  InDoubtVerdictEntity,
+];
 
 export const ORDER_HANDLERS = [
   PaymentRequestedHandler,
@@ -81,6 +93,7 @@ export class OrderEventCodecModule {}
 
 @Module({
   imports: [
+    DatabaseModule.forFeature(ORDER_ENTITIES),
     OrderEventCodecModule,
     TransactionBatcherModule,
     DeadLettersModule,

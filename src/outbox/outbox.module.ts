@@ -21,7 +21,9 @@ import {
   type OnApplicationBootstrap,
   type Provider,
 } from '@nestjs/common';
+import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
+import { OutboxEntity } from './outbox.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
 import {
   OUTBOX_RELAY_METRICS,
@@ -40,7 +42,10 @@ export interface OutboxModuleOptions extends Pick<ModuleMetadata, 'imports'> {
 
 const OUTBOX_AUTO_START = Symbol('OUTBOX_AUTO_START');
 
+export const OUTBOX_ENTITIES = [OutboxEntity];
+
 @Module({
+  imports: [DatabaseModule.forFeature(OUTBOX_ENTITIES)],
   // Database is a thin wrapper over the DataSource's pool; provided here so that the
   // module works whether or not the application provides it globally.
   providers: [Database, OutboxRepository, OutboxRelay],

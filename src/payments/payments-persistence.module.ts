@@ -1,13 +1,28 @@
 /**
  * The repositories of the payment tables (payments, installments, documents, refunds,
- * payment_status_history), for the features that read or write them.
+ * payment_status_history), for the features that read or write them, and the tables'
+ * entities.
  */
 import { Module } from '@nestjs/common';
+import { DatabaseModule } from '../database/database.module.js';
+import { DocumentEntity } from './document.entity.js';
 import { DocumentRepository } from './document.repository.js';
+import { InstallmentEntity } from './installment.entity.js';
 import { InstallmentRepository } from './installment.repository.js';
+import { PaymentStatusHistoryEntity } from './payment-status-history.entity.js';
 import { PaymentStatusHistoryRepository } from './payment-status-history.repository.js';
+import { PaymentEntity } from './payment.entity.js';
 import { PaymentRepository } from './payment.repository.js';
+import { RefundEntity } from './refund.entity.js';
 import { RefundRepository } from './refund.repository.js';
+
+export const PAYMENT_ENTITIES = [
+  PaymentEntity,
+  InstallmentEntity,
+  DocumentEntity,
+  RefundEntity,
+  PaymentStatusHistoryEntity,
+];
 
 const REPOSITORIES = [
   PaymentRepository,
@@ -17,5 +32,9 @@ const REPOSITORIES = [
   PaymentStatusHistoryRepository,
 ];
 
-@Module({ providers: REPOSITORIES, exports: REPOSITORIES })
+@Module({
+  imports: [DatabaseModule.forFeature(PAYMENT_ENTITIES)],
+  providers: REPOSITORIES,
+  exports: REPOSITORIES,
+})
 export class PaymentsPersistenceModule {}

@@ -9,6 +9,7 @@
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
@@ -21,6 +22,10 @@ import {
   PullSettlementHandler,
   SETTLEMENT_NIGHT_COMMITTED,
 } from './pull/pull-settlement.handler.js';
+import { SettlementFileChunkEntity } from './settlement-file-chunk.entity.js';
+import { SettlementFileErrorEntity } from './settlement-file-error.entity.js';
+import { SettlementFileEntity } from './settlement-file.entity.js';
+import { SettlementNightEntity } from './settlement-night.entity.js';
 import { SettlementRepository } from './settlement.repository.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from './settlements.options.js';
 
@@ -28,7 +33,14 @@ export interface SettlementsModuleOptions extends Pick<ModuleMetadata, 'imports'
   readonly options: SettlementsOptions;
 }
 
-@Module({})
+export const SETTLEMENT_ENTITIES = [
+  SettlementFileEntity,
+  SettlementFileChunkEntity,
+  SettlementFileErrorEntity,
+  SettlementNightEntity,
+];
+
+@Module({ imports: [DatabaseModule.forFeature(SETTLEMENT_ENTITIES)] })
 export class SettlementsModule {
   static forRoot(settings: SettlementsModuleOptions): DynamicModule {
     return {
