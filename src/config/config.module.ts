@@ -1,17 +1,14 @@
-import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { globalValueModule } from '../common/global-value.module.js';
 import type { AppConfig } from './app-config.js';
 
 /** Injection token of the validated configuration object. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-@Global()
+/** The validated configuration as APP_CONFIG, everywhere. */
 @Module({})
 export class ConfigModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
-    };
+    return globalValueModule(ConfigModule, APP_CONFIG, config);
   }
 }

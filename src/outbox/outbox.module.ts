@@ -44,6 +44,19 @@ const OUTBOX_AUTO_START = Symbol('OUTBOX_AUTO_START');
 
 export const OUTBOX_ENTITIES = [OutboxEntity];
 
+/**
+ * `token` as a callback that wakes the outbox relay, for a feature whose writes queue
+ * events: called once they committed, it notifies the application's relay when there is
+ * one (imported from OutboxModule), and does nothing otherwise.
+ */
+export function relayWakeupProvider(token: symbol): Provider {
+  return {
+    provide: token,
+    inject: [{ token: OutboxRelay, optional: true }],
+    useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
+  };
+}
+
 @Module({
   imports: [DatabaseModule.forFeature(OUTBOX_ENTITIES)],
   // Database is a thin wrapper over the DataSource's pool; provided here so that the

@@ -119,46 +119,26 @@ const settledRow = z
 const inboxRow = z
   .object({
     id: text,
-    order_id: text,
-    organization_id: nullableText,
-    payflow_id: nullableText,
+    orderId: text,
+    organizationId: nullableText,
+    payflowId: nullableText,
     state: text,
     currency: text,
-    total_gross_minor: minor,
-    trace_headers: storedTraceHeaders,
+    totalGrossMinor: minor,
+    traceHeaders: storedTraceHeaders,
   })
-  .transform((row): InboxPayment => ({
-    id: row.id,
-    orderId: row.order_id,
-    organizationId: row.organization_id,
-    payflowId: row.payflow_id,
-    state: row.state,
-    currency: row.currency.trim(),
-    totalGrossMinor: row.total_gross_minor,
-    traceHeaders: row.trace_headers,
-  }));
+  .transform((row): InboxPayment => ({ ...row, currency: row.currency.trim() }));
 
-const syncRow = z
-  .object({
-    id: text,
-    order_id: text,
-    organization_id: nullableText,
-    payflow_id: nullableText,
-    state: text,
-    provider_status: nullableText,
-    status: nullableText,
-    fresh: z.boolean(),
-  })
-  .transform((row): SyncPayment => ({
-    id: row.id,
-    orderId: row.order_id,
-    organizationId: row.organization_id,
-    payflowId: row.payflow_id,
-    state: row.state,
-    providerStatus: row.provider_status,
-    status: row.status,
-    fresh: row.fresh,
-  }));
+const syncRow = z.object({
+  id: text,
+  orderId: text,
+  organizationId: nullableText,
+  payflowId: nullableText,
+  state: text,
+  providerStatus: nullableText,
+  status: nullableText,
+  fresh: z.boolean(),
+}) satisfies z.ZodType<SyncPayment>;
 
 const tokenRow = z
   .object({
@@ -395,8 +375,9 @@ export class PaymentRepository {
   /** The payment of a webhook inbox group, or null. */
   async forInbox(sql: Sql, paymentId: string): Promise<InboxPayment | null> {
     const [row] = await sql.query(
-      `SELECT id::text, order_id, organization_id, payflow_id, state, currency,
-              total_gross_minor::text, trace_headers
+      `SELECT id::text, order_id AS "orderId", organization_id AS "organizationId",
+              payflow_id AS "payflowId", state, currency,
+              total_gross_minor::text AS "totalGrossMinor", trace_headers AS "traceHeaders"
          FROM payments WHERE id = $1::uuid`,
       [paymentId],
     );
@@ -458,7 +439,8 @@ export class PaymentRepository {
   /** Locks the payment for the status sync (FOR UPDATE); `fresh`: fetched after its last check. */
   async lockForSync(tx: Sql, paymentId: string, fetchedAt: Date): Promise<SyncPayment | null> {
     const [row] = await tx.query(
-      `SELECT id::text, order_id, organization_id, payflow_id, state, provider_status, status,
+      `SELECT id::text, order_id AS "orderId", organization_id AS "organizationId",
+              payflow_id AS "payflowId", state, provider_status AS "providerStatus", status,
               (status_checked_at IS NULL OR status_checked_at < $2) AS fresh
          FROM payments WHERE id = $1::uuid FOR UPDATE`,
       [paymentId, fetchedAt],

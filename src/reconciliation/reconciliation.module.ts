@@ -7,7 +7,7 @@
  * optionally OutboxRelay (woken after a pass wrote events).
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
-import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
 import {
   RECONCILIATION_EVENTS_COMMITTED,
@@ -28,11 +28,7 @@ export class ReconciliationModule {
       imports: [StatusSyncModule, ...(settings.imports ?? [])],
       providers: [
         { provide: RECONCILIATION_OPTIONS, useValue: settings.options ?? {} },
-        {
-          provide: RECONCILIATION_EVENTS_COMMITTED,
-          inject: [{ token: OutboxRelay, optional: true }],
-          useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
-        },
+        relayWakeupProvider(RECONCILIATION_EVENTS_COMMITTED),
         ReconciliationPoller,
       ],
       exports: [ReconciliationPoller],

@@ -12,7 +12,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
 import { OutboxWriterModule } from '../events/outbox-writer.module.js';
-import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import {
   NightlySettlementsCron,
   SETTLEMENT_EVENTS_COMMITTED,
@@ -48,11 +48,7 @@ export class SettlementsModule {
       imports: [ScheduleModule.forRoot(), OutboxWriterModule, ...(settings.imports ?? [])],
       providers: [
         { provide: SETTLEMENTS_OPTIONS, useValue: settings.options },
-        {
-          provide: SETTLEMENT_EVENTS_COMMITTED,
-          inject: [{ token: OutboxRelay, optional: true }],
-          useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
-        },
+        relayWakeupProvider(SETTLEMENT_EVENTS_COMMITTED),
         { provide: SETTLEMENT_NIGHT_COMMITTED, useExisting: SETTLEMENT_EVENTS_COMMITTED },
         Database,
         SettlementRepository,

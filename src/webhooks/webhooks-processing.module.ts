@@ -17,7 +17,7 @@ import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { Database } from '../database/database.js';
 import { ThrottledNotify } from '../database/throttled-notify.js';
-import { OutboxRelay } from '../outbox/outbox.relay.js';
+import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
 import { InboxSignal } from './inbox/inbox.signal.js';
@@ -54,11 +54,7 @@ export class WebhooksProcessingModule {
       ],
       providers: [
         { provide: WEBHOOK_PROCESSING_OPTIONS, useValue: settings.options ?? {} },
-        {
-          provide: STATUS_EVENTS_COMMITTED,
-          inject: [{ token: OutboxRelay, optional: true }],
-          useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
-        },
+        relayWakeupProvider(STATUS_EVENTS_COMMITTED),
         {
           provide: INBOX_WAKEUP,
           inject: [InboxSignal, Database, { token: APP_LOGGER, optional: true }],
