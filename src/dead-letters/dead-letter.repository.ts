@@ -1,7 +1,74 @@
-/** Writes of the dead-letter sink to dead_letters (the order's block is OrderRepository's). */
+/**
+ * The one owner of `dead_letters`' SQL: the sink's insert, the operator's reads (`order
+ * show`, `in-doubt list`: columns chosen one by one, no key or headers) and the replay's
+ * reads and writes. Rows are parsed (zod). The order's block and lock are OrderRepository's.
+ */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { DeadLetter } from './dead-letter.sink.js';
+import type { ReplayFilter } from './replay/replay-filter.js';
+
+const letterRow = z.object({
+  id: z.string(),
+  eventId: z.string().nullable(),
+  eventType: z.string().nullable(),
+  reason: z.string(),
+  error: z.string(),
+  attempts: z.number(),
+  topic: z.string(),
+  partition: z.number(),
+  offset: z.string(),
+  failedAt: timestampField,
+  replayedAt: timestampField.nullable(),
+});
+
+/** A dead letter as `order show` lists it. */
+export type DeadLetterOverview = z.infer<typeof letterRow>;
+
+const eventLettersRow = z.object({
+  orderId: z.string(),
+  eventId: z.string(),
+  parked: z.number().int(),
+  value: z.instanceof(Buffer).nullable(),
+});
+
+/** What the dead letters say about one event of an order. */
+export type EventLetters = z.infer<typeof eventLettersRow>;
+
+/** An order's event, by ids. */
+export interface OrderEventKey {
+  readonly orderId: string;
+  readonly eventId: string;
+}
+
+const summaryRow = z.object({
+  id: z.string(),
+  orderId: z.string().nullable(),
+  eventId: z.string().nullable(),
+  eventType: z.string().nullable(),
+  reason: z.string(),
+  error: z.string(),
+  attempts: z.number(),
+  failedAt: timestampField,
+});
+
+/** A dead letter as the replay plans it (no key or value: they may be large). */
+export type DeadLetterSummary = z.infer<typeof summaryRow>;
+
+const replayableRow = summaryRow.extend({
+  key: z.instanceof(Buffer).nullable(),
+  value: z.instanceof(Buffer).nullable(),
+  headers: z.record(z.string(), z.unknown()),
+});
+
+/** A dead letter with what is needed to publish it again. */
+export type ReplayableDeadLetter = z.infer<typeof replayableRow>;
+
+const SUMMARY_COLUMNS = `id::text AS id, order_id AS "orderId", event_id AS "eventId",
+  event_type AS "eventType", reason, error, attempts, failed_at AS "failedAt"`;
 
 @Injectable()
 export class DeadLetterRepository {
@@ -37,5 +104,103 @@ export class DeadLetterRepository {
       ],
     );
     return inserted > 0;
+  }
+
+  /** The order's dead letters, in the order they failed. */
+  listForOrder(sql: Sql, orderId: string): Promise<DeadLetterOverview[]> {
+    return queryRows(
+      sql,
+      letterRow,
+      `SELECT id::text AS id, event_id AS "eventId", event_type AS "eventType", reason, error,
+              attempts, topic, partition, "offset"::text AS "offset", failed_at AS "failedAt",
+              replayed_at AS "replayedAt"
+         FROM dead_letters d WHERE d.order_id = $1 ORDER BY d.id`,
+      [orderId],
+    );
+  }
+
+  /**
+   * For each event, in the order given: how many of its order's other letters wait for a replay (`parked`),
+   * and the value of the event's own latest letter (null when it has none).
+   */
+  ofEvents(sql: Sql, events: readonly OrderEventKey[]): Promise<EventLetters[]> {
+    return queryRows(
+      sql,
+      eventLettersRow,
+      `SELECT e.order_id AS "orderId", e.event_id AS "eventId",
+              (SELECT count(*)::int FROM dead_letters l
+                WHERE l.order_id = e.order_id AND l.replayed_at IS NULL
+                  AND l.event_id IS DISTINCT FROM e.event_id) AS parked,
+              (SELECT l.value FROM dead_letters l
+                WHERE l.order_id = e.order_id AND l.event_id = e.event_id
+                ORDER BY l.id DESC LIMIT 1) AS value
+         FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS e (order_id, event_id, n)
+        ORDER BY e.n`,
+      [events.map((event) => event.orderId), events.map((event) => event.eventId)],
+    );
+  }
+
+  /**
+   * Every unreplayed dead letter of the orders that qualify (one of their unreplayed
+   * letters matches every filter), plus the matching key-less letters when no order is
+   * named; in id order, which is the order they failed in.
+   */
+  selectForReplay(sql: Sql, filter: ReplayFilter): Promise<DeadLetterSummary[]> {
+    return queryRows(
+      sql,
+      summaryRow,
+      `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d
+        WHERE d.replayed_at IS NULL
+          AND (
+            (d.order_id IS NOT NULL AND d.order_id IN (
+              SELECT m.order_id FROM dead_letters m
+               WHERE m.replayed_at IS NULL AND m.order_id IS NOT NULL
+                 AND ($1::text IS NULL OR m.order_id = $1::text)
+                 AND ($2::text IS NULL OR m.reason = $2::text)
+                 AND ($3::timestamptz IS NULL OR m.failed_at >= $3::timestamptz)))
+            OR
+            (d.order_id IS NULL AND $1::text IS NULL
+              AND ($2::text IS NULL OR d.reason = $2::text)
+              AND ($3::timestamptz IS NULL OR d.failed_at >= $3::timestamptz))
+          )
+        ORDER BY d.id`,
+      [filter.orderId ?? null, filter.reason ?? null, filter.since ?? null],
+    );
+  }
+
+  /**
+   * The order's unreplayed letters, locked, in id order. The caller locks the order row
+   * first (OrderRepository.lock): the sink updates it when it parks another event, so a
+   * letter written meanwhile is either seen here or blocks the order again afterwards.
+   */
+  lockOrderLetters(tx: Sql, orderId: string): Promise<ReplayableDeadLetter[]> {
+    return queryRows(
+      tx,
+      replayableRow,
+      // d.id, not id: the output column "id" is text, and "10" sorts before "9".
+      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
+        WHERE d.order_id = $1 AND d.replayed_at IS NULL
+        ORDER BY d.id FOR UPDATE`,
+      [orderId],
+    );
+  }
+
+  /** One key-less letter, if it is still unreplayed. */
+  lockLetter(tx: Sql, id: string): Promise<ReplayableDeadLetter[]> {
+    return queryRows(
+      tx,
+      replayableRow,
+      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters
+        WHERE id = $1::bigint AND order_id IS NULL AND replayed_at IS NULL
+        FOR UPDATE`,
+      [id],
+    );
+  }
+
+  async markReplayed(tx: Sql, ids: readonly string[]): Promise<void> {
+    await tx.execute(
+      'UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[]) AND replayed_at IS NULL',
+      [ids],
+    );
   }
 }

@@ -9,172 +9,36 @@ import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
-import type {
-  CreatedAtPayflow,
-  InboxPayment,
-  SettledPayment,
-  SyncedStatus,
-  SyncPayment,
-  TokenRow,
+import {
+  idRow,
+  inboxRow,
+  latestRow,
+  nowRow,
+  openRow,
+  overviewRow,
+  payflowIdRow,
+  payflowOrderRow,
+  settledRow,
+  syncRow,
+  tokenRow,
+  type CreatedAtPayflow,
+  type LatestPayment,
+  type NewPaymentRow,
+  type OpenPayment,
+  type PaymentOverview,
+  type SettledPayment,
+  type SyncedStatus,
+  type InboxPayment,
+  type SyncPayment,
+  type TokenRow,
 } from './payment.rows.js';
 import { jsonOrNull, storedTraceHeaders, type StoredTraceHeaders } from './payment-trace.js';
 import { render, type Bind, type Part } from './statement.js';
 
-/** The order's latest payment that Payflow created (the target of every other command). */
-export interface LatestPayment {
-  /** payflow-bridge's id (payments.id). */
-  readonly id: string;
-  readonly payflowId: string;
-  readonly currency: string;
-  readonly organizationId: string | null;
-  readonly state: string;
-  readonly providerStatus: string | null;
-}
-
-/** A payment to create (state `creating`), with what its order row needs. */
-export interface NewPaymentRow {
-  /** Position in its statement, from 1; gates and plans refer to it. */
-  readonly n: number;
-  readonly id: string;
-  readonly eventId: string;
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  readonly orderNumber: string;
-  readonly currency: string;
-  readonly totalGrossMinor: number;
-  readonly totalNetMinor: number;
-  readonly webhookToken: string;
-  readonly apiKeyHash: Buffer;
-  readonly paymentMethodId: string | null;
-  /** W3C trace headers of the creation, which the payment's webhooks continue. */
-  readonly traceHeaders: StoredTraceHeaders | null;
-}
-
 export type * from './payment.rows.js';
-
-/** A payment as the operator's reads show it (no token, no key hash, no trace). */
-export type PaymentOverview = z.infer<typeof overviewRow>;
-
-/** A payment with a Payflow id whose status is not final yet (reconciliation's page). */
-export interface OpenPayment {
-  readonly id: string;
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  readonly payflowId: string;
-  /** ISO 4217 code (the column is char(3), so trimmed). */
-  readonly currency: string;
-}
 
 /** Name of the relation `newPaymentCtes` defines: its rows' columns, for other tables' parts. */
 export const NEW_PAYMENTS = 'new_payments';
-
-const minor = z.union([z.string(), z.number()]).transform(Number);
-const text = z.string();
-const nullableText = z.string().nullable();
-
-const latestRow = z
-  .object({
-    id: text,
-    payflow_id: text,
-    currency: text,
-    organization_id: nullableText,
-    state: text,
-    provider_status: nullableText,
-  })
-  .transform((row): LatestPayment => ({
-    id: row.id,
-    payflowId: row.payflow_id,
-    currency: row.currency.trim(),
-    organizationId: row.organization_id,
-    state: row.state,
-    providerStatus: row.provider_status,
-  }));
-
-const idRow = z.object({ id: text });
-
-const settledRow = z
-  .object({
-    order_id: text,
-    organization_id: nullableText,
-    currency: text,
-    total_gross_minor: minor,
-    total_net_minor: minor,
-    payment_link: nullableText,
-    payment_method_id: nullableText,
-    event_id: nullableText,
-    trace_headers: storedTraceHeaders,
-  })
-  .transform((row): SettledPayment => ({
-    orderId: row.order_id,
-    organizationId: row.organization_id,
-    currency: row.currency.trim(),
-    totalGrossMinor: row.total_gross_minor,
-    totalNetMinor: row.total_net_minor,
-    paymentLink: row.payment_link,
-    paymentMethodId: row.payment_method_id,
-    eventId: row.event_id,
-    traceHeaders: row.trace_headers,
-  }));
-
-const inboxRow = z
-  .object({
-    id: text,
-    orderId: text,
-    organizationId: nullableText,
-    payflowId: nullableText,
-    state: text,
-    currency: text,
-    totalGrossMinor: minor,
-    traceHeaders: storedTraceHeaders,
-  })
-  .transform((row): InboxPayment => ({ ...row, currency: row.currency.trim() }));
-
-const syncRow = z.object({
-  id: text,
-  orderId: text,
-  organizationId: nullableText,
-  payflowId: nullableText,
-  state: text,
-  providerStatus: nullableText,
-  status: nullableText,
-  fresh: z.boolean(),
-}) satisfies z.ZodType<SyncPayment>;
-
-const tokenRow = z
-  .object({
-    webhook_token: text,
-    id: text,
-    api_key_hash: z.instanceof(Buffer),
-    trace_headers: storedTraceHeaders,
-  })
-  .transform((row): TokenRow => ({
-    webhookToken: row.webhook_token,
-    paymentId: row.id,
-    apiKeyHash: row.api_key_hash,
-    traceHeaders: row.trace_headers,
-  }));
-
-const payflowIdRow = z.object({ payflow_id: nullableText });
-
-const overviewRow = z.object({
-  id: text,
-  orderId: text,
-  payflowId: nullableText,
-  organizationId: nullableText,
-  state: text,
-  providerStatus: nullableText,
-  status: nullableText,
-  paymentLink: nullableText,
-  paymentMethodId: nullableText,
-  /** char(3), as stored (not trimmed). */
-  currency: text,
-  /** Minor units as decimal text. */
-  totalGross: text,
-  totalNet: text,
-  createdAt: timestampField,
-  updatedAt: timestampField,
-  lastPolledAt: timestampField.nullable(),
-});
 
 const OVERVIEW = `
   SELECT id::text AS id, order_id AS "orderId", payflow_id AS "payflowId",
@@ -183,16 +47,6 @@ const OVERVIEW = `
          total_gross_minor::text AS "totalGross", total_net_minor::text AS "totalNet",
          created_at AS "createdAt", updated_at AS "updatedAt", last_polled_at AS "lastPolledAt"
     FROM payments`;
-
-const openRow = z
-  .object({
-    id: text,
-    orderId: text,
-    organizationId: nullableText,
-    payflowId: text,
-    currency: text,
-  })
-  .transform((row): OpenPayment => ({ ...row, currency: row.currency.trim() }));
 
 /**
  * The order's latest payment that Payflow created, and the payments whose creation is
@@ -204,8 +58,6 @@ const LATEST_CREATED = `
    WHERE order_id = $1 AND payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
    ORDER BY created_at DESC, id DESC
    LIMIT 1`;
-
-const nowRow = z.object({ now: z.date() });
 
 @Injectable()
 export class PaymentRepository {
@@ -434,6 +286,19 @@ export class PaymentRepository {
       paymentId,
     ]);
     return row === undefined ? null : payflowIdRow.parse(row).payflow_id;
+  }
+
+  /** Which of these Payflow payment ids are payments the bridge created: payflow id → order id. */
+  async ordersOfPayflowIds(sql: Sql, payflowIds: readonly string[]): Promise<Map<string, string>> {
+    if (payflowIds.length === 0) return new Map();
+    const rows = await queryRows(
+      sql,
+      payflowOrderRow,
+      `SELECT payflow_id AS "payflowId", order_id AS "orderId" FROM payments
+        WHERE payflow_id = ANY($1::text[])`,
+      [payflowIds],
+    );
+    return new Map(rows.map((row) => [row.payflowId, row.orderId]));
   }
 
   /** Locks the payment for the status sync (FOR UPDATE); `fresh`: fetched after its last check. */

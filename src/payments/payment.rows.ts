@@ -1,9 +1,12 @@
 /**
- * What PaymentRepository's reads and writes of the `payments` table take and give, beside
- * the repository (payment.repository.ts), which re-exports them, so that the table's SQL
- * stays in one file under the length the house keeps.
+ * What PaymentRepository's reads and writes of the `payments` table take and give, and the
+ * zod schemas its rows are parsed with, beside the repository (payment.repository.ts), which
+ * re-exports the types, so that the table's SQL stays in one file under the length the house
+ * keeps.
  */
-import type { StoredTraceHeaders } from './payment-trace.js';
+import { z } from 'zod';
+import { timestampField } from '../database/row-schemas.js';
+import { storedTraceHeaders, type StoredTraceHeaders } from './payment-trace.js';
 
 /** A payment whose creation was settled late (resolveInDoubt). */
 export interface SettledPayment {
@@ -63,3 +66,168 @@ export interface TokenRow {
   readonly apiKeyHash: Buffer;
   readonly traceHeaders: StoredTraceHeaders | null;
 }
+
+/** The order's latest payment that Payflow created (the target of every other command). */
+export interface LatestPayment {
+  /** payflow-bridge's id (payments.id). */
+  readonly id: string;
+  readonly payflowId: string;
+  readonly currency: string;
+  readonly organizationId: string | null;
+  readonly state: string;
+  readonly providerStatus: string | null;
+}
+
+/** A payment to create (state `creating`), with what its order row needs. */
+export interface NewPaymentRow {
+  /** Position in its statement, from 1; gates and plans refer to it. */
+  readonly n: number;
+  readonly id: string;
+  readonly eventId: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly orderNumber: string;
+  readonly currency: string;
+  readonly totalGrossMinor: number;
+  readonly totalNetMinor: number;
+  readonly webhookToken: string;
+  readonly apiKeyHash: Buffer;
+  readonly paymentMethodId: string | null;
+  /** W3C trace headers of the creation, which the payment's webhooks continue. */
+  readonly traceHeaders: StoredTraceHeaders | null;
+}
+
+/** A payment as the operator's reads show it (no token, no key hash, no trace). */
+export type PaymentOverview = z.infer<typeof overviewRow>;
+
+/** A payment with a Payflow id whose status is not final yet (reconciliation's page). */
+export interface OpenPayment {
+  readonly id: string;
+  readonly orderId: string;
+  readonly organizationId: string | null;
+  readonly payflowId: string;
+  /** ISO 4217 code (the column is char(3), so trimmed). */
+  readonly currency: string;
+}
+
+export const minor = z.union([z.string(), z.number()]).transform(Number);
+export const text = z.string();
+export const nullableText = z.string().nullable();
+
+export const latestRow = z
+  .object({
+    id: text,
+    payflow_id: text,
+    currency: text,
+    organization_id: nullableText,
+    state: text,
+    provider_status: nullableText,
+  })
+  .transform((row): LatestPayment => ({
+    id: row.id,
+    payflowId: row.payflow_id,
+    currency: row.currency.trim(),
+    organizationId: row.organization_id,
+    state: row.state,
+    providerStatus: row.provider_status,
+  }));
+
+export const idRow = z.object({ id: text });
+
+export const settledRow = z
+  .object({
+    order_id: text,
+    organization_id: nullableText,
+    currency: text,
+    total_gross_minor: minor,
+    total_net_minor: minor,
+    payment_link: nullableText,
+    payment_method_id: nullableText,
+    event_id: nullableText,
+    trace_headers: storedTraceHeaders,
+  })
+  .transform((row): SettledPayment => ({
+    orderId: row.order_id,
+    organizationId: row.organization_id,
+    currency: row.currency.trim(),
+    totalGrossMinor: row.total_gross_minor,
+    totalNetMinor: row.total_net_minor,
+    paymentLink: row.payment_link,
+    paymentMethodId: row.payment_method_id,
+    eventId: row.event_id,
+    traceHeaders: row.trace_headers,
+  }));
+
+export const inboxRow = z
+  .object({
+    id: text,
+    orderId: text,
+    organizationId: nullableText,
+    payflowId: nullableText,
+    state: text,
+    currency: text,
+    totalGrossMinor: minor,
+    traceHeaders: storedTraceHeaders,
+  })
+  .transform((row): InboxPayment => ({ ...row, currency: row.currency.trim() }));
+
+export const syncRow = z.object({
+  id: text,
+  orderId: text,
+  organizationId: nullableText,
+  payflowId: nullableText,
+  state: text,
+  providerStatus: nullableText,
+  status: nullableText,
+  fresh: z.boolean(),
+}) satisfies z.ZodType<SyncPayment>;
+
+export const tokenRow = z
+  .object({
+    webhook_token: text,
+    id: text,
+    api_key_hash: z.instanceof(Buffer),
+    trace_headers: storedTraceHeaders,
+  })
+  .transform((row): TokenRow => ({
+    webhookToken: row.webhook_token,
+    paymentId: row.id,
+    apiKeyHash: row.api_key_hash,
+    traceHeaders: row.trace_headers,
+  }));
+
+export const payflowIdRow = z.object({ payflow_id: nullableText });
+
+export const overviewRow = z.object({
+  id: text,
+  orderId: text,
+  payflowId: nullableText,
+  organizationId: nullableText,
+  state: text,
+  providerStatus: nullableText,
+  status: nullableText,
+  paymentLink: nullableText,
+  paymentMethodId: nullableText,
+  /** char(3), as stored (not trimmed). */
+  currency: text,
+  /** Minor units as decimal text. */
+  totalGross: text,
+  totalNet: text,
+  createdAt: timestampField,
+  updatedAt: timestampField,
+  lastPolledAt: timestampField.nullable(),
+});
+
+export const openRow = z
+  .object({
+    id: text,
+    orderId: text,
+    organizationId: nullableText,
+    payflowId: text,
+    currency: text,
+  })
+  .transform((row): OpenPayment => ({ ...row, currency: row.currency.trim() }));
+
+export const nowRow = z.object({ now: z.date() });
+
+export const payflowOrderRow = z.object({ payflowId: text, orderId: text });

@@ -128,17 +128,6 @@ export class SettlementRepository {
     );
   }
 
-  /** Which of these Payflow payment ids are payments the bridge created: payflow id → order id. */
-  async ordersOfPayments(sql: Sql, payflowIds: readonly string[]): Promise<Map<string, string>> {
-    if (payflowIds.length === 0) return new Map();
-    const rows = await sql.query<{ payflowId: string; orderId: string }>(
-      `SELECT payflow_id AS "payflowId", order_id AS "orderId" FROM payments
-        WHERE payflow_id = ANY($1::text[])`,
-      [payflowIds],
-    );
-    return new Map(rows.map((row) => [row.payflowId, row.orderId]));
-  }
-
   // ------------------------------------------------------------------ nights
 
   /** The newest night the nightly run tracked for an organization and format, or null. */

@@ -8,7 +8,7 @@ import type { Kafka } from 'kafkajs';
 import { createCliProducer } from '../../src/cli/cli.producer.js';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { DeadLetterReplayRepository } from '../../src/dead-letters/replay/dead-letter-replay.repository.js';
+import { DeadLetterRepository } from '../../src/dead-letters/dead-letter.repository.js';
 import {
   DeadLetterReplayService,
   ReplayNotPublishedError,
@@ -87,13 +87,10 @@ describe('dlq replay', () => {
     );
     return {
       relay,
-      service: new DeadLetterReplayService(
-        db.database,
-        new DeadLetterReplayRepository(),
-        outbox,
-        relay,
-        { topic, flushTimeoutMs },
-      ),
+      service: new DeadLetterReplayService(db.database, new DeadLetterRepository(), outbox, relay, {
+        topic,
+        flushTimeoutMs,
+      }),
     };
   };
 

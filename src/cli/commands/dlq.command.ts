@@ -1,6 +1,6 @@
 import { Command, Option, SubCommand } from 'nest-commander';
 import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
-import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
+import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import {
   DeadLetterReplayService,
   type ReplayPlan,
@@ -74,7 +74,7 @@ export class DlqReplayCommand extends CliCommand {
       ...(options.since === undefined ? {} : { since: options.since }),
     };
     const database = await this.resources.database();
-    const letters = new DeadLetterReplayRepository();
+    const letters = new DeadLetterRepository();
     // No relay runs in the CLI: the transaction NOTIFYs the workers' relays itself.
     const outbox = new OutboxRepository({ notifyInTransaction: true });
     const topic = this.config.TOPIC_ORDERS;

@@ -9,7 +9,7 @@
 import { userInfo } from 'node:os';
 import { Command, Option, SubCommand } from 'nest-commander';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
-import { DeadLetterReplayRepository } from '../../dead-letters/replay/dead-letter-replay.repository.js';
+import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import { DeadLetterReplayService } from '../../dead-letters/replay/dead-letter-replay.service.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
@@ -178,7 +178,7 @@ export class InDoubtResolveCommand extends CliCommand {
         const relay = await this.resources.outboxRelay();
         const service = new DeadLetterReplayService(
           database,
-          new DeadLetterReplayRepository(),
+          new DeadLetterRepository(),
           new OutboxRepository(),
           relay,
           { topic: this.config.TOPIC_ORDERS, flushTimeoutMs: FLUSH_TIMEOUT_MS },

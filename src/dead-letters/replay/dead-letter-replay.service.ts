@@ -26,10 +26,11 @@ import type { OutboundMessage } from '../../messaging/messaging.ports.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { outboxBucket, type OutboxRepository } from '../../outbox/outbox.repository.js';
 import type {
-  DeadLetterReplayRepository,
+  DeadLetterRepository,
   DeadLetterSummary,
   ReplayableDeadLetter,
-} from './dead-letter-replay.repository.js';
+} from '../dead-letter.repository.js';
+import { OrderRepository } from '../../orders/order.repository.js';
 import type { ReplayFilter } from './replay-filter.js';
 
 /** The letters replayed together: one order's, or a single key-less one. */
@@ -92,10 +93,11 @@ export class DeadLetterReplayService {
 
   constructor(
     private readonly database: Database,
-    private readonly letters: DeadLetterReplayRepository,
+    private readonly letters: DeadLetterRepository,
     private readonly outbox: OutboxRepository,
     private readonly flusher: OutboxFlusher,
     private readonly options: DeadLetterReplayOptions,
+    private readonly orders: OrderRepository = new OrderRepository(),
   ) {
     this.flushTimeoutMs = options.flushTimeoutMs ?? 30_000;
   }
@@ -146,6 +148,7 @@ export class DeadLetterReplayService {
   /** One group: commit it to the outbox, then publish its bucket now. */
   private async replayGroup(group: ReplayGroup): Promise<ReplayableDeadLetter[]> {
     const letters = await this.database.transaction(async (tx) => {
+      if (group.orderId !== null) await this.orders.lock(tx, group.orderId);
       const locked =
         group.orderId === null
           ? await this.letters.lockLetter(tx, group.letters[0]?.id ?? '0')
@@ -159,7 +162,7 @@ export class DeadLetterReplayService {
         tx,
         locked.map((letter) => letter.id),
       );
-      if (group.orderId !== null) await this.letters.unblockOrder(tx, group.orderId);
+      if (group.orderId !== null) await this.orders.unblock(tx, group.orderId);
       return locked;
     });
     if (letters.length === 0) return letters;

@@ -7,7 +7,7 @@
  * payload only counts and references are taken (in-doubt.view.ts).
  */
 import type { Sql } from '../../database/database.js';
-import { DeadLetterReadRepository } from '../../dead-letters/dead-letter-reads.repository.js';
+import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';
 import {
@@ -63,7 +63,7 @@ export class InDoubtRepository {
     private readonly payments = new PaymentRepository(),
     private readonly installments = new InstallmentRepository(),
     private readonly orders = new OrderRepository(),
-    private readonly letters = new DeadLetterReadRepository(),
+    private readonly letters = new DeadLetterRepository(),
   ) {}
 
   /** Every call in doubt, the longest-waiting first. */

@@ -7,9 +7,9 @@
 import { currencyExponent } from '../../common/money.js';
 import type { Sql } from '../../database/database.js';
 import {
-  DeadLetterReadRepository,
+  DeadLetterRepository,
   type DeadLetterOverview,
-} from '../../dead-letters/dead-letter-reads.repository.js';
+} from '../../dead-letters/dead-letter.repository.js';
 import { DocumentRepository, type DocumentOverview } from '../../payments/document.repository.js';
 import {
   InstallmentRepository,
@@ -215,7 +215,7 @@ export class OrderShowQuery {
     private readonly documents = new DocumentRepository(),
     private readonly refunds = new RefundRepository(),
     private readonly history = new PaymentStatusHistoryRepository(),
-    private readonly letters = new DeadLetterReadRepository(),
+    private readonly letters = new DeadLetterRepository(),
     private readonly verdicts = new InDoubtVerdictRepository(),
   ) {}
 

@@ -25,6 +25,7 @@ import { describeError } from '../../common/app-error.js';
 import { Database, openSavepoint, type Sql } from '../../database/database.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { SettlementCsvReader, type ReaderEvent } from '../csv/settlement-csv.reader.js';
 import { SettlementPullError } from '../settlement.errors.js';
@@ -78,6 +79,9 @@ export class PullSettlementHandler {
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(SETTLEMENT_NIGHT_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
+    @Optional()
+    @Inject(PaymentRepository)
+    private readonly payments: PaymentRepository = new PaymentRepository(),
   ) {}
 
   /** Throws SettlementPullError (after recording the failed attempt) when nothing was stored. */
@@ -224,7 +228,7 @@ export class PullSettlementHandler {
           batch.flatMap((event) => (event.line.paymentId === null ? [] : [event.line.paymentId])),
         ),
       ];
-      const orders = await this.settlements.ordersOfPayments(tx, paymentIds);
+      const orders = await this.payments.ordersOfPayflowIds(tx, paymentIds);
       const now = new Date();
       const events = batch.map((event) => {
         const orderId =
