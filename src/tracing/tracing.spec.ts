@@ -93,3 +93,23 @@ describe('Tracing on (an SDK exporting spans)', () => {
     expect(tracesUrl('http://collector:4318/')).toBe('http://collector:4318/v1/traces');
   });
 });
+
+describe('ids of spans that record nothing', () => {
+  it('are valid and distinct, across refills of the random pool', () => {
+    const tracing = Tracing.off();
+    const traceIds = new Set<string>();
+    const spanIds = new Set<string>();
+    // 1,000 new traces draw 24,000 bytes: the 4 KiB pool is refilled several times.
+    for (let i = 0; i < 1_000; i++) {
+      const span = tracing.start('consume');
+      const [, traceId, spanId] = span.headers().traceparent.split('-');
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(traceId).not.toMatch(/^0+$/);
+      traceIds.add(traceId ?? '');
+      spanIds.add(spanId ?? '');
+    }
+    expect(traceIds.size).toBe(1_000);
+    expect(spanIds.size).toBe(1_000);
+  });
+});
