@@ -5,10 +5,8 @@
  * the pool for autocommit reads).
  */
 import { Injectable } from '@nestjs/common';
-import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
-import { timestampField } from '../database/row-schemas.js';
 import {
   idRow,
   inboxRow,
@@ -32,7 +30,7 @@ import {
   type SyncPayment,
   type TokenRow,
 } from './payment.rows.js';
-import { jsonOrNull, storedTraceHeaders, type StoredTraceHeaders } from './payment-trace.js';
+import { jsonOrNull } from './payment-trace.js';
 import { render, type Bind, type Part } from './statement.js';
 
 export type * from './payment.rows.js';
