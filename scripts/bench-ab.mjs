@@ -4,8 +4,9 @@
  * binary for both workers, alternating A (the other build) and B (this checkout's build)
  * AB_ROUNDS times (3), so that a drift of the machine hits both alike. A full bench run
  * varies by ±20 % from one run to the next; alternating runs of one scenario are the fair
- * comparison of two builds. BENCH_* variables pass through (e.g. BENCH_KAFKA=mock,
- * BENCH_SCENARIOS=key-100ms, BENCH_PACED_RATE=500, BENCH_SKIP_BARE=1).
+ * comparison of two builds (AB_B_MAIN names another build as B). BENCH_* variables pass
+ * through (e.g. BENCH_KAFKA=mock, BENCH_SCENARIOS=key-100ms, BENCH_PACED_RATE=500,
+ * BENCH_SKIP_BARE=1).
  *
  * Prints the medians of A and B and B's difference, and writes every run and the medians to
  * bench/results/ab.json. bench/results/pipeline.* are left as they were.
@@ -29,7 +30,8 @@ if (!Number.isInteger(rounds) || rounds < 1) {
   process.stderr.write('AB_ROUNDS must be a positive integer\n');
   process.exit(2);
 }
-const builds = { A: otherMain, B: `${root}dist/src/main.js` };
+// AB_B_MAIN: another build as B (two older builds compared), else this checkout's.
+const builds = { A: otherMain, B: process.env.AB_B_MAIN || `${root}dist/src/main.js` };
 
 const kept = ['pipeline.json', 'pipeline.md'].map((name) => {
   const path = `${results}${name}`;
@@ -95,7 +97,7 @@ const summary = [...new Set(runs.map((r) => r.scenario))].map((scenario) => {
   return row;
 });
 
-const lines = ['', `medians of ${rounds} alternating runs (A = ${otherMain}, B = this build)`];
+const lines = ['', `medians of ${rounds} alternating runs (A = ${builds.A}, B = ${builds.B})`];
 for (const row of summary) {
   lines.push(row.scenario);
   for (const key of keys) {
@@ -107,6 +109,6 @@ for (const row of summary) {
 process.stdout.write(`${lines.join('\n')}\n`);
 writeFileSync(
   `${results}ab.json`,
-  `${JSON.stringify({ at: new Date().toISOString(), A: otherMain, B: 'this build', rounds, summary, runs }, null, 2)}\n`,
+  `${JSON.stringify({ at: new Date().toISOString(), A: builds.A, B: builds.B, rounds, summary, runs }, null, 2)}\n`,
 );
 process.stdout.write(`wrote ${results}ab.json\n`);
