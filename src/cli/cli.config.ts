@@ -4,15 +4,34 @@
  * Same variables, same validation and same one-line errors as the worker.
  */
 import { z } from 'zod';
-import { envSchema, parseVariables, setVariables } from '../config/app-config.js';
+import {
+  checkKafkaSecurity,
+  envSchema,
+  parseVariables,
+  resolveSecretFiles,
+  setVariables,
+} from '../config/app-config.js';
 
 const cliEnvSchema = envSchema
   .pick({
     NODE_ENV: true,
     DATABASE_URL: true,
+    DATABASE_SSL_CA_FILE: true,
+    DATABASE_PASSWORD: true,
     DB_POOL_SIZE: true,
     KAFKA_BROKERS: true,
     KAFKA_CLIENT_ID: true,
+    KAFKA_SSL: true,
+    KAFKA_SSL_CA_FILE: true,
+    KAFKA_SSL_CERT_FILE: true,
+    KAFKA_SSL_KEY_FILE: true,
+    KAFKA_SASL_MECHANISM: true,
+    KAFKA_SASL_USERNAME: true,
+    KAFKA_SASL_PASSWORD: true,
+    KAFKA_SASL_OAUTHBEARER_TOKEN_URL: true,
+    KAFKA_SASL_OAUTHBEARER_CLIENT_ID: true,
+    KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: true,
+    KAFKA_SASL_OAUTHBEARER_SCOPE: true,
     KAFKA_PRODUCER_IDEMPOTENT: true,
     TOPIC_ORDERS: true,
     TOPIC_PAYMENT_STATUS: true,
@@ -33,6 +52,7 @@ const cliPayflowEnvSchema = envSchema
     PAYFLOW_TOKEN_URL: true,
     PAYFLOW_CLIENT_ID: true,
     PAYFLOW_CLIENT_SECRET: true,
+    PAYFLOW_CLIENT_SECRET_FILE: true,
     PAYFLOW_CONNECT_TIMEOUT: true,
     PAYFLOW_REQUEST_TIMEOUT: true,
   })
@@ -50,11 +70,13 @@ export type CliConfig = z.output<typeof cliEnvSchema> & {
 
 /** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
 export function loadCliConfig(env: Readonly<Record<string, string | undefined>>): CliConfig {
-  const cleaned = setVariables(env);
+  const cleaned = resolveSecretFiles(setVariables(env));
   const payflowEnv = Object.fromEntries(
     Object.entries(cleaned).filter(([name]) => name.startsWith('PAYFLOW_')),
   );
-  return { ...parseVariables(cliEnvSchema, cleaned), payflowEnv };
+  const config = parseVariables(cliEnvSchema, cleaned);
+  checkKafkaSecurity(config);
+  return { ...config, payflowEnv };
 }
 
 /** The Payflow client's variables, for the commands that call Payflow; a ConfigError otherwise. */

@@ -3,6 +3,7 @@
  * Nothing else in the program reads process.env. A bad value stops start-up with one line
  * that names the variable and what is wrong, and never echoes a secret's value.
  */
+import { readFileSync } from 'node:fs';
 import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 import { ValidationError } from '../common/app-error.js';
@@ -48,6 +49,30 @@ const byteSize = z.string().transform((value, ctx) => {
   return Number(match[1]) * factor;
 });
 
+/** A path to a file (its content is read when the part that needs it starts). */
+const filePath = z.string().trim().min(1);
+
+export const KAFKA_SASL_MECHANISMS = [
+  'plain',
+  'scram-sha-256',
+  'scram-sha-512',
+  'oauthbearer',
+] as const;
+export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
+
+/**
+ * The secrets that may come from a file (`<NAME>_FILE`, the Docker and Kubernetes
+ * convention; CONTRACT §9).
+ */
+export const FILE_SECRETS = [
+  'PAYFLOW_CLIENT_SECRET',
+  'KAFKA_SASL_PASSWORD',
+  'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET',
+  'DATABASE_PASSWORD',
+  'CONSOLE_TOKEN',
+] as const;
+export type FileSecret = (typeof FILE_SECRETS)[number];
+
 /**
  * Default bound on the bytes of order events held at once (MAX_IN_FLIGHT_BYTES), sized for
  * the image's 192 MB V8 heap (--max-old-space-size=192). Ordinary events are a few KiB, so
@@ -71,6 +96,10 @@ export const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, { message: 'must be a postgres:// URL' })
     .default('postgres://postgres@127.0.0.1:5432/payflow_bridge'),
+  /** PEM CA that signs Postgres's certificate (sslmode verify-ca / verify-full). */
+  DATABASE_SSL_CA_FILE: filePath.optional(),
+  /** Overrides the password of DATABASE_URL, so that the URL itself holds no secret. */
+  DATABASE_PASSWORD: z.string().min(1).optional(),
   DB_MIGRATE: boolean.default(true),
   DB_POOL_SIZE: positiveInt.default(20),
 
@@ -98,6 +127,25 @@ export const envSchema = z.object({
   KAFKA_PRODUCER_IDEMPOTENT: boolean.default(true),
   /** Fetch long-poll: how long a broker may hold a fetch that found nothing new. */
   KAFKA_FETCH_MAX_WAIT: duration.default(1_000),
+  /** TLS to the brokers. Certificates are always verified; no variable turns that off. */
+  KAFKA_SSL: boolean.default(false),
+  /** PEM file of the CA(s) that sign the brokers' certificates; unset: the system's CAs. */
+  KAFKA_SSL_CA_FILE: filePath.optional(),
+  /** Client certificate and key (PEM) for mutual TLS; set together or not at all. */
+  KAFKA_SSL_CERT_FILE: filePath.optional(),
+  KAFKA_SSL_KEY_FILE: filePath.optional(),
+  KAFKA_SASL_MECHANISM: z
+    .enum(KAFKA_SASL_MECHANISMS, {
+      message: 'must be plain, scram-sha-256, scram-sha-512 or oauthbearer',
+    })
+    .optional(),
+  KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+  KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
+  /** OAUTHBEARER: an OAuth 2.0 client-credentials token endpoint and the client's credentials. */
+  KAFKA_SASL_OAUTHBEARER_TOKEN_URL: httpUrl.optional(),
+  KAFKA_SASL_OAUTHBEARER_CLIENT_ID: z.string().min(1).optional(),
+  KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: z.string().min(1).optional(),
+  KAFKA_SASL_OAUTHBEARER_SCOPE: z.string().min(1).optional(),
   TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),
   TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
   TOPIC_SETTLEMENTS: z.string().min(1).default('payflow.settlements.v1'),
@@ -116,6 +164,11 @@ export const envSchema = z.object({
   PAYFLOW_TOKEN_URL: httpUrl.optional(),
   PAYFLOW_CLIENT_ID: z.string().min(1, { message: 'is required' }),
   PAYFLOW_CLIENT_SECRET: z.string().min(1, { message: 'is required' }),
+  /**
+   * Where PAYFLOW_CLIENT_SECRET was read from, when it came from a file: the client reads
+   * it again when the token endpoint says invalid_client (a rotated secret).
+   */
+  PAYFLOW_CLIENT_SECRET_FILE: filePath.optional(),
   PAYFLOW_CONNECT_TIMEOUT: duration.default(5_000),
   PAYFLOW_REQUEST_TIMEOUT: duration.default(30_000),
   /**
@@ -153,6 +206,19 @@ export const envSchema = z.object({
   HTTP_HOST: z.string().default('0.0.0.0'),
   TLS_CERT_FILE: z.string().min(1).optional(),
   TLS_KEY_FILE: z.string().min(1).optional(),
+  /** The public listener's limits (webhooks only): headers and whole-request time-outs. */
+  HTTP_HEADERS_TIMEOUT: duration.default(10_000),
+  HTTP_REQUEST_TIMEOUT: duration.default(30_000),
+  /** Connections one address may hold open at once on the public listener. */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: positiveInt.default(64),
+  /** The private operations listener: /metrics, /health/live, /health/ready, /console. */
+  MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  MANAGEMENT_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Unset: no console. Set: /console on the management port, signed in with this token. */
+  CONSOLE_TOKEN: z
+    .string()
+    .min(16, { message: 'must be at least 16 characters (a long random token)' })
+    .optional(),
 
   SETTLEMENT_CRON: z
     .string()
@@ -201,6 +267,52 @@ export function setVariables(
   );
 }
 
+/** A secret file's content: the whole file, one trailing newline (LF or CRLF) removed. */
+export function secretFromFileContent(content: string): string {
+  return content.replace(/\r?\n$/, '');
+}
+
+/**
+ * Reads every `<NAME>_FILE` of FILE_SECRETS into `<NAME>`. Both set: a ConfigError naming
+ * both. An unreadable or empty file: a ConfigError naming the variable and the file's error
+ * code, never any content. `PAYFLOW_CLIENT_SECRET_FILE` stays in the result, so that the
+ * client can read a rotated secret again.
+ */
+export function resolveSecretFiles(
+  variables: Readonly<Record<string, string>>,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): Record<string, string> {
+  const resolved: Record<string, string> = { ...variables };
+  for (const name of FILE_SECRETS) {
+    const fileVariable = `${name}_FILE`;
+    const path = variables[fileVariable];
+    if (path === undefined) continue;
+    if (variables[name] !== undefined) {
+      throw new ConfigError(
+        `${name} and ${fileVariable}`,
+        'are both set: set one of them (the secret itself, or the file that holds it)',
+      );
+    }
+    let content: string;
+    try {
+      content = secretFromFileContent(readFile(path));
+    } catch (error) {
+      const code =
+        // Duck-typed: an fs error from another realm (a test's VM context) is no `Error` here.
+        typeof error === 'object' &&
+        error !== null &&
+        'code' in error &&
+        typeof error.code === 'string'
+          ? error.code
+          : 'unreadable';
+      throw new ConfigError(fileVariable, `names a file that cannot be read (${code})`);
+    }
+    if (content === '') throw new ConfigError(fileVariable, 'names an empty file');
+    resolved[name] = content;
+  }
+  return resolved;
+}
+
 /**
  * Parses set variables with `schema`; throws a ConfigError whose message is one line
  * naming the first variable that is wrong ("is required" when it is missing).
@@ -227,21 +339,92 @@ export function parseVariables<S extends z.ZodType>(
 
 /** Parses the environment; throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
-  const config = parseVariables(envSchema, setVariables(env));
-  if ((config.TLS_CERT_FILE === undefined) !== (config.TLS_KEY_FILE === undefined)) {
-    throw new ConfigError(
-      config.TLS_CERT_FILE === undefined ? 'TLS_CERT_FILE' : 'TLS_KEY_FILE',
-      'must be set together with its pair (TLS_CERT_FILE and TLS_KEY_FILE)',
-    );
-  }
+  const config = parseVariables(envSchema, resolveSecretFiles(setVariables(env)));
+  checkPair(config, 'TLS_CERT_FILE', 'TLS_KEY_FILE');
+  checkKafkaSecurity(config);
   return {
     ...config,
     PAYFLOW_MAX_CONNECTIONS: config.PAYFLOW_MAX_CONNECTIONS ?? config.MAX_IN_FLIGHT,
   };
 }
 
+function checkPair<C extends object>(
+  config: C,
+  first: keyof C & string,
+  second: keyof C & string,
+): void {
+  if ((config[first] === undefined) !== (config[second] === undefined)) {
+    throw new ConfigError(
+      config[first] === undefined ? first : second,
+      `must be set together with its pair (${first} and ${second})`,
+    );
+  }
+}
+
+const kafkaSecuritySchema = envSchema.pick({
+  KAFKA_SSL: true,
+  KAFKA_SSL_CA_FILE: true,
+  KAFKA_SSL_CERT_FILE: true,
+  KAFKA_SSL_KEY_FILE: true,
+  KAFKA_SASL_MECHANISM: true,
+  KAFKA_SASL_USERNAME: true,
+  KAFKA_SASL_PASSWORD: true,
+  KAFKA_SASL_OAUTHBEARER_TOKEN_URL: true,
+  KAFKA_SASL_OAUTHBEARER_CLIENT_ID: true,
+  KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: true,
+  KAFKA_SASL_OAUTHBEARER_SCOPE: true,
+});
+/** The variables that say how to reach the brokers securely (TLS, SASL). */
+export type KafkaSecurityConfig = z.output<typeof kafkaSecuritySchema>;
+
+/**
+ * The Kafka security variables fit together: TLS files only with KAFKA_SSL, the client
+ * certificate with its key, and each SASL mechanism with exactly the credentials it uses.
+ */
+export function checkKafkaSecurity(config: KafkaSecurityConfig): void {
+  checkPair(config, 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE');
+  if (!config.KAFKA_SSL) {
+    for (const name of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE'] as const) {
+      if (config[name] !== undefined) {
+        throw new ConfigError(name, 'is set but KAFKA_SSL is not true (TLS files need TLS)');
+      }
+    }
+  }
+  const mechanism = config.KAFKA_SASL_MECHANISM;
+  const password = ['KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const;
+  const oauth = [
+    'KAFKA_SASL_OAUTHBEARER_TOKEN_URL',
+    'KAFKA_SASL_OAUTHBEARER_CLIENT_ID',
+    'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET',
+  ] as const;
+  const needed: readonly (keyof KafkaSecurityConfig)[] =
+    mechanism === undefined ? [] : mechanism === 'oauthbearer' ? oauth : password;
+  for (const name of needed) {
+    if (config[name] === undefined) {
+      throw new ConfigError(name, `is required with KAFKA_SASL_MECHANISM=${String(mechanism)}`);
+    }
+  }
+  const unused = [...password, ...oauth, 'KAFKA_SASL_OAUTHBEARER_SCOPE' as const].filter(
+    (name) =>
+      config[name] !== undefined &&
+      !needed.includes(name) &&
+      !(mechanism === 'oauthbearer' && name === 'KAFKA_SASL_OAUTHBEARER_SCOPE'),
+  );
+  const first = unused[0];
+  if (first !== undefined) {
+    throw new ConfigError(
+      first,
+      mechanism === undefined
+        ? 'is set but KAFKA_SASL_MECHANISM is not'
+        : `is not used with KAFKA_SASL_MECHANISM=${mechanism}`,
+    );
+  }
+}
+
 const databaseEnvSchema = envSchema.pick({
   DATABASE_URL: true,
+  DATABASE_SSL_CA_FILE: true,
+  DATABASE_PASSWORD: true,
   DB_POOL_SIZE: true,
   DB_MIGRATE: true,
 });
@@ -251,5 +434,5 @@ export type DatabaseConfig = z.output<typeof databaseEnvSchema>;
 export function loadDatabaseConfig(
   env: Readonly<Record<string, string | undefined>>,
 ): DatabaseConfig {
-  return parseVariables(databaseEnvSchema, setVariables(env));
+  return parseVariables(databaseEnvSchema, resolveSecretFiles(setVariables(env)));
 }
