@@ -55,6 +55,21 @@ export interface KraftClusterOptions {
   readonly properties?: Readonly<Record<string, string | number | boolean>>;
   /** Give up when the cluster is not ready after this long. Default 90 s. */
   readonly readyTimeoutMs?: number;
+  /**
+   * Names of more listeners per node (e.g. `['SASL_SSL', 'SSL']`): each gets a free port of
+   * its own, in `KraftNode.extraPorts`, for `nodeProperties` to configure.
+   */
+  readonly extraListeners?: readonly string[];
+  /**
+   * Broker properties of one node, added after `properties` (they win): e.g. `listeners`
+   * with the node's extra ports. The PLAINTEXT listener on `node.port` must stay (the
+   * readiness probe and the brokers use it).
+   */
+  readonly nodeProperties?: (
+    node: KraftNode,
+  ) => Readonly<Record<string, string | number | boolean>>;
+  /** More arguments of `kafka.tools.StorageTool format`, e.g. `['--add-scram', '…']`. */
+  readonly formatArgs?: readonly string[];
 }
 
 export interface KraftNode {
@@ -62,6 +77,8 @@ export interface KraftNode {
   readonly port: number;
   readonly controllerPort: number;
   readonly dir: string;
+  /** The port of each of `KraftClusterOptions.extraListeners`, by listener name. */
+  readonly extraPorts?: Readonly<Record<string, number>>;
   pid: number | null;
 }
 
@@ -101,12 +118,21 @@ export class KraftCluster {
     const count = options.nodes;
     if (!Number.isInteger(count) || count < 1) throw new Error(`nodes must be ≥ 1, got ${count}`);
     const root = await mkdtemp(join(options.parentDir ?? tmpdir(), `kraft-${count}n-`));
-    const ports = await freePorts(count * 2);
+    const extraListeners = options.extraListeners ?? [];
+    const perNode = 2 + extraListeners.length;
+    const ports = await freePorts(count * perNode);
     const nodes: KraftNode[] = Array.from({ length: count }, (_, index) => ({
       id: index + 1,
-      port: ports[index * 2] as number,
-      controllerPort: ports[index * 2 + 1] as number,
+      port: ports[index * perNode] as number,
+      controllerPort: ports[index * perNode + 1] as number,
       dir: join(root, `node-${index + 1}`),
+      ...(extraListeners.length === 0
+        ? {}
+        : {
+            extraPorts: Object.fromEntries(
+              extraListeners.map((name, at) => [name, ports[index * perNode + 2 + at] as number]),
+            ),
+          }),
       pid: null,
     }));
     const heapMb = options.heapMb ?? 384;
@@ -127,6 +153,7 @@ export class KraftCluster {
         const properties = {
           ...brokerProperties(node, voters, count, options.messageMaxBytes ?? 16 * 1024 * 1024),
           ...(options.properties ?? {}),
+          ...(options.nodeProperties?.(node) ?? {}),
         };
         await writeFile(
           join(node.dir, 'server.properties'),
@@ -146,6 +173,7 @@ export class KraftCluster {
             clusterId,
             '-c',
             join(node.dir, 'server.properties'),
+            ...(options.formatArgs ?? []),
           ],
           { timeout: 60_000 },
         );
