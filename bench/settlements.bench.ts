@@ -26,7 +26,7 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createDataSource, runMigrations } from '../src/database/data-source.js';
+import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { addDays } from '../src/common/calendar.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { startSandboxChild } from './sandbox.bench.js';
@@ -125,8 +125,7 @@ async function counts(url: string, fileId: string): Promise<{ rows: number; outb
 async function main(): Promise<void> {
   const name = benchDatabaseName('settlements');
   const url = await freshDatabase(name);
-  const dataSource = createDataSource({ url, poolSize: 1 });
-  await dataSource.initialize();
+  const dataSource = await openDataSource({ url, poolSize: 1 });
   await runMigrations(dataSource);
   await dataSource.destroy();
   const sandbox = await startSandboxChild();

@@ -4,7 +4,7 @@ import { createDataSource } from './database/data-source.js';
 import { ENTITIES } from './entities.js';
 
 export default createDataSource({
-  url: loadDatabaseConfig(process.env).DATABASE_URL,
+  database: loadDatabaseConfig(process.env),
   poolSize: 1,
   entities: ENTITIES,
 });

@@ -7,7 +7,8 @@
  */
 import 'reflect-metadata';
 import { silentLogger } from '../../src/common/logger.js';
-import { createDataSource } from '../../src/database/data-source.js';
+import { loadDatabaseConfig } from '../../src/config/app-config.js';
+import { openDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';
 import { OutboxWriter } from '../../src/events/outbox-writer.js';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
@@ -38,8 +39,11 @@ function snapshot(): Memory {
 }
 
 async function main(): Promise<void> {
-  const dataSource = createDataSource({ url: need('DATABASE_URL'), poolSize: 4 });
-  await dataSource.initialize();
+  // DATABASE_URL (its sslmode too), DATABASE_SSL_CA_FILE and DATABASE_PASSWORD, as the worker.
+  const dataSource = await openDataSource({
+    database: loadDatabaseConfig(process.env),
+    poolSize: 4,
+  });
   const database = new Database(dataSource);
   const client = new PayflowClient(
     {

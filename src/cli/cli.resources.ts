@@ -3,15 +3,19 @@
  * neither Postgres nor Kafka) and closed when the command ends.
  */
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { AppError } from '../common/app-error.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
-import { createDataSource } from '../database/data-source.js';
+import { openDataSource } from '../database/data-source.js';
 import { Database } from '../database/database.js';
 import { ENTITIES } from '../entities.js';
 import type { MessageProducer } from '../messaging/messaging.ports.js';
 import { OutboxRelay } from '../outbox/outbox.relay.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';
 import type { CliConfig } from './cli.config.js';
+
+/** The ORM's data source, named without importing the ORM here. */
+type DataSource = Awaited<ReturnType<typeof openDataSource>>;
 
 export const CLI_CONFIG = Symbol('CLI_CONFIG');
 export const CLI_PRODUCER_FACTORY = Symbol('CLI_PRODUCER_FACTORY');
@@ -31,7 +35,7 @@ export class CliConnectionError extends Error {
 
 @Injectable()
 export class CliResources implements OnApplicationShutdown {
-  private dataSource: ReturnType<typeof createDataSource> | null = null;
+  private dataSource: DataSource | null = null;
   private db: Promise<Database> | null = null;
   private messageProducer: MessageProducer | null = null;
   private connected: Promise<MessageProducer> | null = null;
@@ -44,18 +48,21 @@ export class CliResources implements OnApplicationShutdown {
 
   database(): Promise<Database> {
     this.db ??= (async () => {
-      const dataSource = createDataSource({
-        url: this.config.DATABASE_URL,
-        poolSize: Math.min(this.config.DB_POOL_SIZE, 4),
-        applicationName: 'payflow-bridge-cli',
-        entities: ENTITIES,
-      });
-      this.dataSource = dataSource;
+      let dataSource: DataSource;
       try {
-        await dataSource.initialize();
+        dataSource = await openDataSource({
+          database: this.config,
+          poolSize: Math.min(this.config.DB_POOL_SIZE, 4),
+          applicationName: 'payflow-bridge-cli',
+          entities: ENTITIES,
+        });
       } catch (error) {
+        // A DatabaseConnectionError (TLS, password, certificate) or a ConfigError (sslmode, CA
+        // file) already says what failed in one line, without secrets.
+        if (error instanceof AppError) throw error;
         throw new CliConnectionError('the database', error);
       }
+      this.dataSource = dataSource;
       return new Database(dataSource);
     })();
     return this.db;

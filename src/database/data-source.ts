@@ -4,12 +4,26 @@
  */
 import { DataSource, MigrationExecutor } from 'typeorm';
 import { MIGRATIONS } from '../../migrations/index.js';
+import {
+  postgresConnection,
+  type DatabaseConnectionConfig,
+  type PostgresConnection,
+} from './connection-options.js';
+import { connectionError } from './database-connection.error.js';
 
 /** A table's entity class (a feature's `*.entity.ts`). */
 export type EntityClass = new () => object;
 
-export interface DatabaseOptions {
-  url: string;
+/**
+ * Where to connect: the configuration (DATABASE_URL, DATABASE_SSL_CA_FILE,
+ * DATABASE_PASSWORD), or a bare URL, read as DATABASE_URL alone (tests, tools). Either way
+ * the connection is built by connection-options.ts.
+ */
+export type DatabaseTarget =
+  | { readonly database: DatabaseConnectionConfig; readonly url?: never }
+  | { readonly url: string; readonly database?: never };
+
+export type DatabaseOptions = DatabaseTarget & {
   poolSize?: number;
   applicationName?: string;
   /**
@@ -18,12 +32,25 @@ export interface DatabaseOptions {
    * source for that alone may omit them.
    */
   entities?: readonly EntityClass[];
+};
+
+function connectionOf(target: DatabaseTarget): PostgresConnection {
+  return postgresConnection(
+    target.database ?? { DATABASE_URL: target.url, DATABASE_SSL_CA_FILE: undefined },
+  );
 }
 
-export function createDataSource(options: DatabaseOptions): DataSource {
+function dataSourceFor(connection: PostgresConnection, options: DatabaseOptions): DataSource {
   return new DataSource({
     type: 'postgres',
-    url: options.url,
+    // No `url`: pg's parse of it would override these (see connection-options.ts).
+    ...(connection.host === undefined ? {} : { host: connection.host }),
+    ...(connection.port === undefined ? {} : { port: connection.port }),
+    ...(connection.user === undefined ? {} : { username: connection.user }),
+    ...(connection.password === undefined ? {} : { password: connection.password }),
+    ...(connection.database === undefined ? {} : { database: connection.database }),
+    ssl: connection.ssl,
+    extra: { ...connection.parameters },
     entities: [...(options.entities ?? [])],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
@@ -33,6 +60,31 @@ export function createDataSource(options: DatabaseOptions): DataSource {
     poolSize: options.poolSize ?? 20,
     applicationName: options.applicationName ?? 'payflow-bridge',
   });
+}
+
+/**
+ * A data source, not yet connected (the TypeORM CLI connects it itself). Throws a
+ * ConfigError for a DATABASE_URL, sslmode or CA file that cannot be used.
+ */
+export function createDataSource(options: DatabaseOptions): DataSource {
+  return dataSourceFor(connectionOf(options), options);
+}
+
+/**
+ * A connected data source. A failure to connect is a DatabaseConnectionError whose one-line
+ * message says what failed (TLS demanded, password refused, certificate untrusted or for
+ * another host), without the URL or the password.
+ */
+export async function openDataSource(options: DatabaseOptions): Promise<DataSource> {
+  const connection = connectionOf(options);
+  const dataSource = dataSourceFor(connection, options);
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+    throw connectionError(error, connection);
+  }
+  return dataSource;
 }
 
 /** pg_advisory_lock(namespace, key) held while migrations run ('migr'). */

@@ -18,7 +18,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
 import { Database } from './database.js';
-import { createDataSource, runMigrations, type EntityClass } from './data-source.js';
+import { openDataSource, runMigrations, type EntityClass } from './data-source.js';
 
 /**
  * The entities the feature modules registered. Process-wide, like @nestjs/typeorm's
@@ -37,12 +37,12 @@ class DatabaseFeatureModule {}
       provide: DataSource,
       inject: [APP_CONFIG, APP_LOGGER],
       useFactory: async (config: AppConfig, logger: AppLogger): Promise<DataSource> => {
-        const dataSource = createDataSource({
-          url: config.DATABASE_URL,
+        // A failure to connect is one line naming what failed (DatabaseConnectionError).
+        const dataSource = await openDataSource({
+          database: config,
           poolSize: config.DB_POOL_SIZE,
           entities: DatabaseModule.registeredEntities(),
         });
-        await dataSource.initialize();
         if (config.DB_MIGRATE) {
           const ran = await runMigrations(dataSource);
           if (ran.length > 0) logger.info({ migrations: ran }, 'database migrated');
