@@ -60,8 +60,9 @@ main().catch((error: unknown) => {
     for (const line of error.lines()) console.error(`payflow-bridge: ${line}`);
     process.exit(1);
   }
-  console.error(
-    `payflow-bridge failed to start: ${error instanceof Error ? error.message : String(error)}`,
-  );
+  // One line, whatever failed: the Kafka access errors (kafka-security.ts) already say what
+  // was refused and with which identity, never with a secret.
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`payflow-bridge failed to start: ${message.replace(/\s*\n\s*/g, ' ')}`);
   process.exit(1);
 });

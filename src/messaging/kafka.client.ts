@@ -5,6 +5,14 @@
  */
 import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
 import type { AppLogger } from '../common/logger.js';
+import type { KafkaSecurityConfig } from '../config/app-config.js';
+import { OAuthBearerTokenSource, type OAuthBearerSettings } from './kafka-oauthbearer.js';
+import {
+  explainKafkaAccessError,
+  kafkaSecurityFromConfig,
+  kafkajsSecurity,
+  type KafkaSecurityOptions,
+} from './kafka-security.js';
 
 export interface KafkaClientOptions {
   /** Bootstrap list, host:port (KAFKA_BROKERS). */
@@ -23,16 +31,45 @@ export interface KafkaClientOptions {
   };
   /** kafkajs log lines go here (info is logged at debug: kafkajs is chatty). */
   readonly logger?: AppLogger;
+  /** TLS and SASL (kafka-security.ts); absent: PLAINTEXT, no authentication. */
+  readonly security?: KafkaSecurityOptions;
 }
 
-/** The client options of the worker's configuration. */
+/** The variables the Kafka connection is built from. */
+export type KafkaConnectionConfig = KafkaSecurityConfig & {
+  readonly KAFKA_BROKERS: readonly string[];
+  readonly KAFKA_CLIENT_ID: string;
+};
+
+/**
+ * One OAUTHBEARER token source per configuration object: the worker builds its admin,
+ * producer and consumer from one configuration, and they share one cached token rather than
+ * each asking the token endpoint for its own.
+ */
+const tokenSources = new WeakMap<object, OAuthBearerTokenSource>();
+
+/**
+ * The client options of a configuration (the worker's or the CLI's): brokers, client id, and
+ * TLS/SASL with the CA, certificate and key files read now (ConfigError naming the variable
+ * when one cannot be read).
+ */
 export function kafkaClientOptionsFromConfig(
-  config: { readonly KAFKA_BROKERS: readonly string[]; readonly KAFKA_CLIENT_ID: string },
+  config: KafkaConnectionConfig,
   logger?: AppLogger,
 ): KafkaClientOptions {
+  const security = kafkaSecurityFromConfig(config, {
+    tokenSource: (settings: OAuthBearerSettings) => {
+      const existing = tokenSources.get(config);
+      if (existing !== undefined) return existing;
+      const created = new OAuthBearerTokenSource(settings);
+      tokenSources.set(config, created);
+      return created;
+    },
+  });
   return {
     brokers: config.KAFKA_BROKERS,
     clientId: config.KAFKA_CLIENT_ID,
+    ...(security.tls === undefined && security.sasl === undefined ? {} : { security }),
     ...(logger === undefined ? {} : { logger }),
   };
 }
@@ -74,6 +111,7 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
+    ...kafkajsSecurity(options.security ?? {}),
     connectionTimeout: options.connectionTimeoutMs ?? 5_000,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     retry: {
@@ -84,4 +122,26 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
     logLevel: logLevel.INFO,
     logCreator: pinoLogCreator(options.logger),
   });
+}
+
+/**
+ * The first contact, made once without retries: rejects with KafkaAccessError (one line,
+ * no secret) when the brokers refuse us (credentials, SASL mechanism, TLS trust, client
+ * certificate). kafkajs retries TLS failures like any connection error, up to its whole
+ * retry budget; this says at once what is wrong. Anything else (a broker not up yet, a
+ * time-out) resolves: the caller's own client retries those.
+ */
+export async function checkKafkaAccess(options: KafkaClientOptions): Promise<void> {
+  // Its failures are reported here, in one line: no kafkajs log lines of its own.
+  const { logger, ...quiet } = options;
+  const admin = createKafkaClient({ ...quiet, retry: { retries: 0 } }).admin();
+  try {
+    await admin.connect();
+  } catch (error) {
+    const refused = explainKafkaAccessError(error, options.security ?? {});
+    if (refused !== undefined) throw refused;
+    logger?.debug({ err: error }, 'Kafka access check: no answer yet; retrying later');
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
 }

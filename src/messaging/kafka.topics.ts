@@ -2,7 +2,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { AppError } from '../common/app-error.js';
-import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
+import { explainKafkaAccessError } from './kafka-security.js';
+import { checkKafkaAccess, createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import {
   assertTopicsExist,
   requiredTopics,
@@ -147,16 +148,22 @@ export function createKafkaTopicAdmin(client: KafkaClientOptions): TopicAdmin {
 }
 
 /**
- * The worker's start-up check: rejects with TopicsMissingError (code `kafka.topics_missing`)
- * naming every topic of the configuration that does not exist.
+ * The worker's start-up check, its first contact with Kafka: rejects with KafkaAccessError
+ * (one line, no secret) when the brokers refuse its credentials or its TLS, at once rather
+ * than after kafkajs' retries; then with TopicsMissingError (code `kafka.topics_missing`)
+ * naming every topic of the configuration that does not exist (or that its ACLs do not let
+ * it DESCRIBE: Kafka does not tell the two apart).
  */
 export async function checkWorkerTopics(
   client: KafkaClientOptions,
   config: TopicsConfig,
 ): Promise<void> {
+  await checkKafkaAccess(client);
   const admin = createKafkaTopicAdmin(client);
   try {
     await assertTopicsExist(admin, requiredTopics(config));
+  } catch (error) {
+    throw explainKafkaAccessError(error, client.security ?? {}) ?? error;
   } finally {
     await admin.close().catch(() => undefined);
   }

@@ -6,7 +6,7 @@
  * Defaults: 12 partitions, replication factor min(3, brokers in the cluster).
  */
 import { Command, Option, SubCommand } from 'nest-commander';
-import { kafkaClientOptionsFromConfig } from '../../messaging/kafka.client.js';
+import { checkKafkaAccess, kafkaClientOptionsFromConfig } from '../../messaging/kafka.client.js';
 import { createKafkaTopicAdmin } from '../../messaging/kafka.topics.js';
 import {
   DEFAULT_TOPIC_PARTITIONS,
@@ -61,12 +61,15 @@ export class TopicsCreateCommand extends CliCommand {
     // kafkajs logs every failed connection attempt as an error; the CLI says what failed in
     // one line instead, and shows kafkajs's own lines only with LOG_LEVEL=debug or trace.
     const kafkaLogger = this.logger.isLevelEnabled('debug') ? this.logger : undefined;
-    const admin = createKafkaTopicAdmin({
+    const client = {
       ...kafkaClientOptionsFromConfig(this.config, kafkaLogger),
       // An operator waits at the terminal: give up on an unreachable Kafka within seconds.
       retry: { retries: 3, initialRetryTimeMs: 300, maxRetryTimeMs: 3_000 },
-    });
+    };
+    const admin = createKafkaTopicAdmin(client);
     try {
+      // Refused credentials or TLS: one line saying so (KafkaAccessError), before retries.
+      await checkKafkaAccess(client);
       const replicationFactor =
         options.replicationFactor ??
         Math.min(MAX_DEFAULT_REPLICATION_FACTOR, await admin.brokerCount());

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  KafkaTokenRequestError,
+  OAuthBearerTokenSource,
+  requestClientCredentialsToken,
+} from './kafka-oauthbearer.js';
+
+const SECRET = 'client-secret:with/odd&chars';
+
+interface Seen {
+  readonly authorization: string | undefined;
+  readonly contentType: string | undefined;
+  readonly body: URLSearchParams;
+}
+
+let server: Server;
+let url: string;
+const seen: Seen[] = [];
+/** What the next requests are answered with. */
+let answer: { status: number; body: unknown } = { status: 200, body: {} };
+let issued = 0;
+
+async function bodyOf(request: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of request) text += String(chunk);
+  return text;
+}
+
+beforeAll(async () => {
+  server = createServer((request, response) => {
+    void bodyOf(request).then((text) => {
+      seen.push({
+        authorization: request.headers.authorization,
+        contentType: request.headers['content-type'],
+        body: new URLSearchParams(text),
+      });
+      issued += 1;
+      const body =
+        answer.body === 'token'
+          ? { access_token: `token-${issued}`, token_type: 'bearer', expires_in: 20 }
+          : answer.body;
+      response.writeHead(answer.status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/oauth/token?tenant=x`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const settings = (scope?: string) => ({
+  tokenUrl: url,
+  clientId: 'bridge',
+  clientSecret: SECRET,
+  ...(scope === undefined ? {} : { scope }),
+});
+
+describe('requestClientCredentialsToken', () => {
+  it('asks with a form body and HTTP Basic, and validates the answer', async () => {
+    answer = { status: 200, body: 'token' };
+    seen.length = 0;
+    const token = await requestClientCredentialsToken(settings('kafka.produce'));
+    expect(token).toEqual({
+      accessToken: expect.stringMatching(/^token-\d+$/),
+      expiresInSeconds: 20,
+    });
+    const request = seen[0];
+    expect(request?.contentType).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(request?.body ?? [])).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'kafka.produce',
+    });
+    const basic = Buffer.from(
+      (request?.authorization ?? '').replace(/^Basic /, ''),
+      'base64',
+    ).toString();
+    expect(basic).toBe(`bridge:${encodeURIComponent(SECRET)}`);
+  });
+
+  it('sends no scope when none is configured', async () => {
+    answer = { status: 200, body: 'token' };
+    seen.length = 0;
+    await requestClientCredentialsToken(settings());
+    expect(seen[0]?.body.has('scope')).toBe(false);
+  });
+
+  it('refuses an answer that is not a bearer token, naming the fields', async () => {
+    answer = { status: 200, body: { access_token: '', token_type: 'mac' } };
+    const failure = requestClientCredentialsToken(settings());
+    await expect(failure).rejects.toBeInstanceOf(KafkaTokenRequestError);
+    await expect(failure).rejects.toThrow(
+      /the answer is not a token answer \(access_token, token_type\)$/,
+    );
+  });
+
+  it('reports a refused client as permanent, without the secret or the query', async () => {
+    answer = { status: 401, body: { error: 'invalid_client', error_description: 'bad secret' } };
+    const error = await requestClientCredentialsToken(settings()).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(KafkaTokenRequestError);
+    const refused = error as KafkaTokenRequestError;
+    expect(refused.message).toBe(
+      `Kafka OAUTHBEARER token request failed (KAFKA_SASL_OAUTHBEARER_TOKEN_URL ${url.replace('?tenant=x', '')}, client bridge): HTTP 401: invalid_client (bad secret)`,
+    );
+    expect(refused.transient).toBe(false);
+    expect(refused.retriable).toBe(false);
+    expect(JSON.stringify(refused)).not.toContain(SECRET);
+  });
+
+  it('reports an endpoint in trouble as transient (kafkajs may retry)', async () => {
+    answer = { status: 503, body: 'busy' };
+    const error = await requestClientCredentialsToken(settings()).catch(
+      (caught: unknown) => caught,
+    );
+    expect((error as KafkaTokenRequestError).retriable).toBe(true);
+    expect((error as Error).message).toMatch(/HTTP 503: no OAuth error in the answer$/);
+  });
+
+  it('reports an endpoint that does not answer', async () => {
+    const error = await requestClientCredentialsToken({
+      ...settings(),
+      tokenUrl: 'http://127.0.0.1:9/token',
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KafkaTokenRequestError);
+    expect((error as KafkaTokenRequestError).transient).toBe(true);
+  });
+});
+
+describe('OAuthBearerTokenSource', () => {
+  it('answers from its cache, and fetches a new token before the old one expires', async () => {
+    answer = { status: 200, body: 'token' };
+    let now = 1_000_000;
+    const source = new OAuthBearerTokenSource({ ...settings(), now: () => now });
+    const first = await source.provide();
+    expect(await source.provide()).toEqual(first);
+    expect(source.fetchCount).toBe(1);
+    // 20 s tokens are refreshed at half their lifetime, well before they expire.
+    now += 9_000;
+    expect(await source.provide()).toEqual(first);
+    now += 2_000;
+    const second = await source.provide();
+    expect(second.value).not.toBe(first.value);
+    expect(source.fetchCount).toBe(2);
+  });
+
+  it('asks once however many connections wait for a token', async () => {
+    answer = { status: 200, body: 'token' };
+    const source = new OAuthBearerTokenSource(settings());
+    const tokens = await Promise.all([source.provide(), source.provide(), source.provide()]);
+    expect(new Set(tokens.map((token) => token.value)).size).toBe(1);
+    expect(source.fetchCount).toBe(1);
+  });
+});

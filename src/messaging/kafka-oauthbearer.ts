@@ -1,0 +1,172 @@
+/**
+ * SASL/OAUTHBEARER tokens for the Kafka client: an OAuth 2.0 client-credentials request to
+ * KAFKA_SASL_OAUTHBEARER_TOKEN_URL (form body, the client id and secret by HTTP Basic, the
+ * optional scope), the answer validated with zod, and the token cached and fetched again
+ * before it expires (TokenCache: at half its lifetime, or 60 s before it ends when sooner).
+ *
+ * kafkajs asks for a token on every new connection and before it re-authenticates one
+ * (KIP-368, when the brokers set `connections.max.reauth.ms`); each ask is answered from the
+ * cache, so the brokers never see a token about to expire.
+ */
+import { request, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import { AppError } from '../common/app-error.js';
+import { TokenCache, tokenLifetimeSeconds } from '../payflow/payflow.token.js';
+
+export interface OAuthBearerSettings {
+  /** KAFKA_SASL_OAUTHBEARER_TOKEN_URL */
+  readonly tokenUrl: string;
+  /** KAFKA_SASL_OAUTHBEARER_CLIENT_ID */
+  readonly clientId: string;
+  /** KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET */
+  readonly clientSecret: string;
+  /** KAFKA_SASL_OAUTHBEARER_SCOPE */
+  readonly scope?: string | undefined;
+  /** Time-out of one token request. Default 10 s. */
+  readonly timeoutMs?: number;
+  /** The HTTP client (tests); default undici's global dispatcher. */
+  readonly dispatcher?: Dispatcher;
+  readonly now?: () => number;
+}
+
+/** RFC 6749 §5.1; `token_type` is `Bearer` in any case (§7.1), `expires_in` in seconds. */
+const tokenAnswerSchema = z.object({
+  access_token: z.string().min(1),
+  token_type: z
+    .string()
+    .refine((type) => type.toLowerCase() === 'bearer', { message: 'must be Bearer' }),
+  expires_in: z.coerce.number().positive().optional(),
+});
+
+/** RFC 6749 §5.2 */
+const tokenErrorSchema = z.object({
+  error: z.string().min(1).max(200),
+  error_description: z.string().max(500).optional(),
+});
+
+/** The token endpoint did not give a token. Never carries the secret or a token. */
+export class KafkaTokenRequestError extends AppError {
+  readonly code = 'kafka.oauthbearer_token_failed';
+  readonly transient: boolean;
+  /** kafkajs retries a connection only when this is true (a token endpoint briefly down). */
+  readonly retriable: boolean;
+
+  constructor(
+    settings: Pick<OAuthBearerSettings, 'tokenUrl' | 'clientId'>,
+    problem: string,
+    options: { transient: boolean; cause?: unknown; status?: number },
+  ) {
+    super(
+      `Kafka OAUTHBEARER token request failed (KAFKA_SASL_OAUTHBEARER_TOKEN_URL ` +
+        `${redactUrl(settings.tokenUrl)}, client ${settings.clientId}): ${problem}`,
+      {
+        cause: options.cause,
+        metadata: { clientId: settings.clientId, status: options.status ?? null },
+      },
+    );
+    this.transient = options.transient;
+    this.retriable = options.transient;
+  }
+}
+
+/** The URL without credentials or query (which could carry secrets). */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+/** One client-credentials token request; the answer validated. */
+export async function requestClientCredentialsToken(
+  settings: OAuthBearerSettings,
+): Promise<{ accessToken: string; expiresInSeconds: number }> {
+  const body = new URLSearchParams({ grant_type: 'client_credentials' });
+  if (settings.scope !== undefined) body.set('scope', settings.scope);
+  // RFC 6749 §2.3.1: id and secret form-urlencoded, then Basic.
+  const basic = Buffer.from(
+    `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret)}`,
+  ).toString('base64');
+  const timeoutMs = settings.timeoutMs ?? 10_000;
+  let answer: Dispatcher.ResponseData;
+  try {
+    answer = await request(settings.tokenUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${basic}`,
+        'content-type': 'application/x-www-form-urlencoded',
+        accept: 'application/json',
+      },
+      body: body.toString(),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(settings.dispatcher === undefined ? {} : { dispatcher: settings.dispatcher }),
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new KafkaTokenRequestError(settings, `no answer (${reason})`, {
+      transient: true,
+      cause: error,
+    });
+  }
+  const text = await answer.body.text().catch(() => '');
+  const json = parseJson(text);
+  if (answer.statusCode !== 200) {
+    const oauthError = tokenErrorSchema.safeParse(json);
+    const what = oauthError.success
+      ? `${oauthError.data.error}${oauthError.data.error_description === undefined ? '' : ` (${oauthError.data.error_description})`}`
+      : 'no OAuth error in the answer';
+    throw new KafkaTokenRequestError(settings, `HTTP ${answer.statusCode}: ${what}`, {
+      transient: answer.statusCode >= 500 || answer.statusCode === 429,
+      status: answer.statusCode,
+    });
+  }
+  const parsed = tokenAnswerSchema.safeParse(json);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((issue) => issue.path.join('.') || '(answer)');
+    throw new KafkaTokenRequestError(
+      settings,
+      `the answer is not a token answer (${[...new Set(fields)].join(', ')})`,
+      { transient: false, status: answer.statusCode },
+    );
+  }
+  return {
+    accessToken: parsed.data.access_token,
+    expiresInSeconds: tokenLifetimeSeconds(parsed.data.expires_in),
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What kafkajs' `sasl.oauthBearerProvider` returns. */
+export interface OAuthBearerToken {
+  readonly value: string;
+}
+
+/** A token source for kafkajs: cached, one request at a time, refreshed before expiry. */
+export class OAuthBearerTokenSource {
+  private readonly cache: TokenCache;
+
+  constructor(readonly settings: OAuthBearerSettings) {
+    this.cache = new TokenCache(() => requestClientCredentialsToken(settings), settings.now);
+  }
+
+  /** kafkajs' `oauthBearerProvider`. */
+  readonly provide = async (): Promise<OAuthBearerToken> => ({
+    value: (await this.cache.get()).accessToken,
+  });
+
+  /** Token requests made so far. */
+  get fetchCount(): number {
+    return this.cache.fetchCount;
+  }
+}
