@@ -2,7 +2,10 @@
  * How the client authenticates to Payflow: OAuth 2.0 client credentials.
  *
  * - The token request itself carries the client id and secret as HTTP Basic client
- *   authentication (form-encoded first, RFC 6749 §2.3.1).
+ *   authentication (form-encoded first, RFC 6749 §2.3.1; payflow.client-secret.ts).
+ * - A token request refused with `invalid_client` reads PAYFLOW_CLIENT_SECRET_FILE again when
+ *   the secret came from one, and is sent once more when the file holds a new secret (a secret
+ *   rotated without a restart; payflow.client-secret.ts). Otherwise the refusal stands.
  * - Every other request carries the cached access token (payflow.token.ts: fetched by one
  *   request however many callers wait, refreshed shortly before expiry, 300 s assumed when
  *   Payflow does not say). A 401 drops it, and the transport tries once more with a new one.
@@ -16,15 +19,20 @@ import {
   type Credentials,
   type HttpCall,
 } from './payflow.call.js';
+import type { ClientSecret } from './payflow.client-secret.js';
 import { PayflowError } from './payflow.errors.js';
 import type { TokenResponse } from './payflow.schemas.js';
 import { TokenCache, tokenLifetimeSeconds, type CachedToken } from './payflow.token.js';
 import { SecretString, type IssuedToken } from './payflow.types.js';
 
-/** Sends the token request (through the endpoint table and the transport). */
+/**
+ * Sends the token request (through the endpoint table and the transport), authenticated with
+ * `credentials`: the client's id and secret as they were when the request was built.
+ */
 export type RequestToken = (
   scopes: readonly string[] | undefined,
   signal: AbortSignal | undefined,
+  credentials: Credentials,
 ) => Promise<TokenResponse>;
 
 export interface AuthSettings {
@@ -36,19 +44,9 @@ export interface AuthSettings {
   readonly closed: AbortSignal;
 }
 
-/** application/x-www-form-urlencoded encoding of one value (RFC 6749 appendix B). */
-function formEncode(value: string): string {
-  return new URLSearchParams({ v: value }).toString().slice(2);
-}
-
-/** The token request's credentials: the client's own, which a fresh try cannot change. */
-export function basicCredentials(clientId: string, clientSecret: string): Credentials {
-  if (!clientId || !clientSecret) {
-    throw new Error('PayflowClient: clientId and clientSecret are required');
-  }
-  const encoded = Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
-  const basic: Authorization = { header: `Basic ${encoded.toString('base64')}` };
-  return { authorize: () => Promise.resolve(basic) };
+/** The token endpoint refused the client's own credentials (RFC 6749 §5.2 `invalid_client`). */
+export function isInvalidClient(error: unknown): error is PayflowError {
+  return error instanceof PayflowError && error.payflowCode === 'invalid_client';
 }
 
 /** Every other request's credentials: the cached access token. */
@@ -57,10 +55,11 @@ export class PayflowAuth implements Credentials {
 
   constructor(
     private readonly settings: AuthSettings,
+    private readonly secret: ClientSecret,
     private readonly requestToken: RequestToken,
   ) {
     this.tokens = new TokenCache(async () => {
-      const token = await this.requestToken(this.settings.scopes, undefined);
+      const token = await this.tokenRequest(this.settings.scopes, undefined);
       return {
         accessToken: token.access_token,
         expiresInSeconds: tokenLifetimeSeconds(token.expires_in),
@@ -79,7 +78,7 @@ export class PayflowAuth implements Credentials {
 
   /** A fresh token, outside the cache (POST /auth/token on behalf of a caller). */
   async issue(scopes: readonly string[] | undefined, signal?: AbortSignal): Promise<IssuedToken> {
-    const token = await this.requestToken(scopes ?? this.settings.scopes, signal);
+    const token = await this.tokenRequest(scopes ?? this.settings.scopes, signal);
     return {
       accessToken: new SecretString(token.access_token),
       tokenType: token.token_type,
@@ -91,6 +90,26 @@ export class PayflowAuth implements Credentials {
   /** Token requests started for the cache (diagnostics). */
   get fetchCount(): number {
     return this.tokens.fetchCount;
+  }
+
+  /**
+   * One token request with the current secret; refused with `invalid_client`, once more with
+   * the secret read again from its file, when that is a new one. The cache's single flight
+   * makes this one request (and at most one re-read) however many calls wait for the token.
+   */
+  private async tokenRequest(
+    scopes: readonly string[] | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<TokenResponse> {
+    const used = this.secret.credentials;
+    try {
+      return await this.requestToken(scopes, signal, used);
+    } catch (error) {
+      if (!isInvalidClient(error) || !this.secret.fromFile) throw error;
+      const fresh = await this.secret.reread(used);
+      if (fresh === undefined) throw error;
+      return this.requestToken(scopes, signal, fresh);
+    }
   }
 
   /** The cached token (single flight); a token failure is re-attributed to this call, unsent. */

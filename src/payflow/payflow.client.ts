@@ -7,6 +7,7 @@
  * lives below the table:
  *
  * - payflow.auth.ts: OAuth 2.0 client credentials, the cached token, refreshed after a 401;
+ *   payflow.client-secret.ts: a secret rotated in its file is read again on invalid_client;
  * - payflow.transport.ts: the undici pool, connection slots, the 429 gate, the caller's send
  *   hook, deadlines, aborts and the retry of idempotent requests;
  * - payflow.errors.ts: every failure is a PayflowError with a stable code.
@@ -18,7 +19,7 @@
  */
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { silentLogger, type AppLogger } from '../common/logger.js';
-import { PayflowAuth, basicCredentials } from './payflow.auth.js';
+import { PayflowAuth } from './payflow.auth.js';
 import {
   parseBase,
   type Base,
@@ -26,6 +27,7 @@ import {
   type EndpointIdentity,
   type HttpCall,
 } from './payflow.call.js';
+import { ClientSecret } from './payflow.client-secret.js';
 import { PAYFLOW_ENDPOINTS, type Endpoint, type EndpointBase } from './payflow.endpoints.js';
 import { PayflowError, PayflowInvalidRequestError } from './payflow.errors.js';
 import { payflowTraceOf, type PayflowCallTracer } from './payflow-trace.js';
@@ -104,7 +106,7 @@ function fillPath(template: string, input: unknown): string {
 @Injectable()
 export class PayflowClient implements PayflowApi, OnApplicationShutdown {
   private readonly bases: Readonly<Record<EndpointBase, Base>>;
-  private readonly basic: Credentials;
+  private readonly secret: ClientSecret;
   private readonly transport: PayflowTransport;
   private readonly auth: PayflowAuth;
   private readonly encoding: EncodeContext;
@@ -115,7 +117,12 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     @Optional() @Inject(PAYFLOW_LOGGER) logger?: AppLogger,
   ) {
     this.bases = basesOf(options);
-    this.basic = basicCredentials(options.clientId, options.clientSecret);
+    this.secret = new ClientSecret({
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      clientSecretFile: options.clientSecretFile,
+      logger: logger ?? silentLogger(),
+    });
     this.encoding = { documentUpload: options.documentUpload ?? 'json' };
     this.tracer = options.tracer;
     this.transport = new PayflowTransport({
@@ -135,7 +142,9 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     });
     this.auth = new PayflowAuth(
       { scopes: options.scopes, now: options.now ?? Date.now, closed: this.transport.closed },
-      (scopes, signal) => this.request(PAYFLOW_ENDPOINTS.token, { scopes }, { signal }),
+      this.secret,
+      (scopes, signal, credentials) =>
+        this.request(PAYFLOW_ENDPOINTS.token, { scopes }, { signal }, credentials),
     );
   }
 
@@ -261,16 +270,23 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     return this.auth.fetchCount;
   }
 
+  /** How many times PAYFLOW_CLIENT_SECRET_FILE was read again after invalid_client (diagnostics). */
+  get clientSecretRereadCount(): number {
+    return this.secret.rereadCount;
+  }
+
   // ============================================================ one call of any endpoint
 
   /**
    * Builds the request of `def` from the input (any failure: INVALID_REQUEST, nothing sent)
-   * and hands it to the transport.
+   * and hands it to the transport. `basic`: the client credentials of a token request
+   * (payflow.auth.ts names the secret it tries); default: the current secret.
    */
   private async request<In, O extends CallOptions, Out>(
     def: Endpoint<In, O, Out>,
     input: In,
     options: O,
+    basic: Credentials = this.secret.credentials,
   ): Promise<Out> {
     let path: string;
     let wire: WireRequest;
@@ -295,7 +311,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       organizationId: options.organizationId,
       signal: options.signal,
       trace: span?.headers ?? parent,
-      credentials: def.auth === 'basic' ? this.basic : this.auth,
+      credentials: def.auth === 'basic' ? basic : this.auth,
       hooked: def.auth === 'bearer',
     };
     const consume = def.decode(input, options);

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -30,6 +33,28 @@ describe('payflowClientOptionsFromConfig', () => {
       connections: 64,
       documentUpload: 'json',
     });
+  });
+
+  it('passes PAYFLOW_CLIENT_SECRET_FILE, so that the client can read a rotated secret again', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payflow-module-'));
+    try {
+      const file = join(dir, 'client-secret');
+      writeFileSync(file, 'from-a-file\n');
+      const fromFile = loadConfig({
+        PAYFLOW_BASE_URL: 'http://127.0.0.1:9/',
+        PAYFLOW_PARTNER_BASE_URL: 'http://127.0.0.1:9/partner',
+        PAYFLOW_CLIENT_ID: 'id',
+        PAYFLOW_CLIENT_SECRET_FILE: file,
+        WEBHOOK_PUBLIC_BASE_URL: 'https://bridge.example',
+      });
+      expect(payflowClientOptionsFromConfig(fromFile)).toMatchObject({
+        clientSecret: 'from-a-file',
+        clientSecretFile: file,
+      });
+      expect(payflowClientOptionsFromConfig(config)).not.toHaveProperty('clientSecretFile');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('passes PAYFLOW_DOCUMENT_UPLOAD to the client', () => {

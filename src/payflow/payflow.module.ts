@@ -41,7 +41,8 @@ export interface PayflowModuleAsyncOptions extends Pick<ModuleMetadata, 'imports
 /**
  * Client options from the validated configuration (PAYFLOW_* variables). PAYFLOW_DOCUMENT_UPLOAD
  * may be missing from a configuration that never uploads (the CLI's): the client's default
- * (`json`) applies then.
+ * (`json`) applies then. PAYFLOW_CLIENT_SECRET_FILE, when the secret came from a file, lets the
+ * client read a rotated secret again (the worker's and the CLI's configuration keep it).
  */
 export function payflowClientOptionsFromConfig(
   config: Pick<
@@ -55,7 +56,7 @@ export function payflowClientOptionsFromConfig(
     | 'PAYFLOW_REQUEST_TIMEOUT'
     | 'PAYFLOW_MAX_CONNECTIONS'
   > &
-    Partial<Pick<AppConfig, 'PAYFLOW_DOCUMENT_UPLOAD'>>,
+    Partial<Pick<AppConfig, 'PAYFLOW_DOCUMENT_UPLOAD' | 'PAYFLOW_CLIENT_SECRET_FILE'>>,
   extra: Partial<PayflowClientOptions> = {},
 ): PayflowClientOptions {
   return {
@@ -64,6 +65,9 @@ export function payflowClientOptionsFromConfig(
     tokenUrl: config.PAYFLOW_TOKEN_URL,
     clientId: config.PAYFLOW_CLIENT_ID,
     clientSecret: config.PAYFLOW_CLIENT_SECRET,
+    ...(config.PAYFLOW_CLIENT_SECRET_FILE === undefined
+      ? {}
+      : { clientSecretFile: config.PAYFLOW_CLIENT_SECRET_FILE }),
     connectTimeoutMs: config.PAYFLOW_CONNECT_TIMEOUT,
     requestTimeoutMs: config.PAYFLOW_REQUEST_TIMEOUT,
     connections: config.PAYFLOW_MAX_CONNECTIONS,

@@ -377,6 +377,11 @@ export interface PayflowClientOptions {
   readonly tokenUrl?: string;
   readonly clientId: string;
   readonly clientSecret: string;
+  /**
+   * The file `clientSecret` was read from (PAYFLOW_CLIENT_SECRET_FILE): read again when the
+   * token endpoint answers invalid_client, so that a rotated secret needs no restart.
+   */
+  readonly clientSecretFile?: string;
   /** Scopes to ask for (space-joined into `scope`); default: none asked, every granted scope. */
   readonly scopes?: readonly string[];
   /** Connections per origin in the pool. Default 64. */

@@ -79,6 +79,26 @@ export function issueToken(
   return { accessToken, scopes };
 }
 
+/**
+ * Replaces a client's secret (a rotation at Payflow): from now on the token endpoint accepts
+ * the new secret only, and answers the old one with 401 invalid_client. Access tokens already
+ * issued stay valid until they expire, as at the usual OAuth servers (Auth0, Okta, Microsoft
+ * Entra ID, Keycloak: rotating or deleting a client secret revokes no access token, and a
+ * self-contained JWT cannot be revoked), so a client notices the rotation at its next token
+ * request: when its token expires (a test advances the virtual clock past the token lifetime).
+ * False when there is no such client.
+ */
+export function changeClientSecret(
+  state: SandboxState,
+  clientId: string,
+  clientSecret: string,
+): boolean {
+  const client = state.clients.get(clientId);
+  if (!client) return false;
+  client.clientSecret = clientSecret;
+  return true;
+}
+
 /** Checks the bearer token (401) and, when given, the scope (403). */
 export function authenticate(
   state: SandboxState,

@@ -1,7 +1,7 @@
 /**
  * The control API at /sandbox/* (no auth, no latency, no faults): CONTRACT §7 plus
- * the clock, payment-method, redelivery, hold/release, settlement seeding, stats and OpenAPI
- * extras.
+ * the clock, payment-method, redelivery, hold/release, settlement seeding, client secret
+ * rotation, stats and OpenAPI extras.
  */
 import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../common/app-error.js';
@@ -15,9 +15,11 @@ import {
   type SandboxState,
 } from './state.js';
 import { isoOf, startOfUtcDate } from './clock.js';
+import { changeClientSecret } from './auth.js';
 import {
   advanceSchema,
   clientSchema,
+  clientSecretSchema,
   deliveriesQuerySchema,
   holdSchema,
   organizationSchema,
@@ -80,6 +82,14 @@ export function registerControlRoutes(
       scopes: client.scopes,
       organizationIds: client.organizationIds,
     };
+  });
+
+  // A rotation: the old secret stops working at once; issued tokens live on (auth.ts).
+  app.post('/sandbox/clients/:clientId/secret', (request, reply) => {
+    const { clientId } = request.params as { clientId: string };
+    const { clientSecret } = parseOr422(clientSecretSchema, request.body, 'body');
+    if (!changeClientSecret(state, clientId, clientSecret)) throw notFound(`no client ${clientId}`);
+    void reply.code(204).send();
   });
 
   app.post('/sandbox/organizations', (request, reply) => {

@@ -18,6 +18,12 @@ export const clientSchema = z.object({
   organizationIds: z.array(nonEmpty).min(1),
 });
 
+/**
+ * POST /sandbox/clients/{clientId}/secret: the client's new secret. The old one stops working at
+ * once for token requests; tokens already issued live until they expire (auth.ts).
+ */
+export const clientSecretSchema = z.object({ clientSecret: nonEmpty });
+
 const currency = z.string().refine(isCurrency, { message: 'must be an ISO 4217 currency' });
 
 export const organizationSchema = z.object({

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
 import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { call, control, paymentBody } from './helpers.js';
+import { call, control, paymentBody, type ValidationBody } from './helpers.js';
 
 const SPEC_ENDPOINTS = [
   'post /api/payments',
@@ -199,6 +199,86 @@ describe('sandbox control API', () => {
     );
     expect(advanced.body.offsetMinutes).toBeGreaterThanOrEqual(120);
     expect((await control(sandbox, 'POST', '/clock/advance', { minutes: -1 })).status).toBe(422);
+  });
+
+  describe('POST /sandbox/clients/{clientId}/secret', () => {
+    async function tokenAnswer(secret: string): Promise<{ status: number; error: unknown }> {
+      const answer = await call<{ error?: string }>('POST', `${sandbox.partnerUrl}/auth/token`, {
+        headers: {
+          authorization: `Basic ${Buffer.from(`sandbox-client:${secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'grant_type=client_credentials',
+      });
+      return { status: answer.status, error: answer.body.error };
+    }
+
+    it('rotates the secret: the old one is refused at once, the new one gets tokens', async () => {
+      const rotated = await control(sandbox, 'POST', '/clients/sandbox-client/secret', {
+        clientSecret: 'rotated-secret',
+      });
+      expect(rotated.status).toBe(204);
+      expect(rotated.text).toBe('');
+      expect(await tokenAnswer('sandbox-secret')).toEqual({
+        status: 401,
+        error: 'invalid_client',
+      });
+      expect((await tokenAnswer('rotated-secret')).status).toBe(200);
+      const token = await fetchToken(sandbox, 'sandbox-client', 'rotated-secret');
+      expect((await call('GET', `${sandbox.partnerUrl}/auth/ping`, { token })).status).toBe(200);
+    });
+
+    it('leaves tokens issued under the old secret valid until they expire', async () => {
+      const before = await fetchToken(sandbox);
+      await control(sandbox, 'POST', '/clients/sandbox-client/secret', { clientSecret: 'next' });
+      expect((await call('GET', `${sandbox.partnerUrl}/auth/ping`, { token: before })).status).toBe(
+        200,
+      );
+      await control(sandbox, 'POST', '/clock/advance', { minutes: 61 });
+      const expired = await call<{ code?: string }>('GET', `${sandbox.partnerUrl}/auth/ping`, {
+        token: before,
+      });
+      expect(expired.status).toBe(401);
+      expect(expired.body.code).toBe('token_expired');
+    });
+
+    it('answers 404 for an unknown client and 422 for a missing or empty secret', async () => {
+      const unknown = await control<{ code?: string }>(sandbox, 'POST', '/clients/nobody/secret', {
+        clientSecret: 'x',
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.code).toBe('not_found');
+      for (const body of [{}, { clientSecret: '' }, { clientSecret: 42 }]) {
+        const bad = await control<ValidationBody>(
+          sandbox,
+          'POST',
+          '/clients/sandbox-client/secret',
+          body,
+        );
+        expect(bad.status).toBe(422);
+        expect(bad.body.detail[0]?.loc).toEqual(['body', 'clientSecret']);
+      }
+      // nothing changed
+      expect((await tokenAnswer('sandbox-secret')).status).toBe(200);
+    });
+
+    it('rotates a client added through the control API, and reset restores the default', async () => {
+      await control(sandbox, 'POST', '/clients', {
+        clientId: 'erp-2',
+        clientSecret: 'first',
+        scopes: [],
+        organizationIds: ['org-1'],
+      });
+      expect(
+        (await control(sandbox, 'POST', '/clients/erp-2/secret', { clientSecret: 'second' }))
+          .status,
+      ).toBe(204);
+      await expect(fetchToken(sandbox, 'erp-2', 'first')).rejects.toThrow(/401/);
+      await expect(fetchToken(sandbox, 'erp-2', 'second')).resolves.toEqual(expect.any(String));
+      await control(sandbox, 'POST', '/clients/sandbox-client/secret', { clientSecret: 'other' });
+      await control(sandbox, 'POST', '/reset');
+      expect((await tokenAnswer('sandbox-secret')).status).toBe(200);
+    });
   });
 
   it('answers 404 to simulate on an unknown payment and 422 to an unknown action', async () => {
