@@ -33,6 +33,7 @@ import type {
 } from './consumer.port.js';
 import { describeFailure } from './failure-policy.js';
 import { InFlightBudget, messageBytes } from './in-flight-budget.js';
+import { KafkaAuthorizationError } from './kafka-authorization.js';
 import { KeyScheduler, type Ticket } from './key-scheduler.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { OffsetCommitter, tpKey, withTimeout } from './offset-committer.js';
@@ -410,6 +411,15 @@ export class DeliveryEngine {
   }
 
   private onCrash(error: Error, restarting: boolean): void {
+    if (restarting && error instanceof KafkaAuthorizationError) {
+      // An ACL withdrawn: KafkaAuthorizationStatus warns once when the denial starts and
+      // says when it ends; the consumer restarts (with back-off) until then.
+      this.options.logger.debug(
+        { error: describeFailure(error) },
+        'order events: Kafka consumer denied; it restarts after a back-off',
+      );
+      return;
+    }
     if (restarting) {
       this.options.logger.warn(
         { error: describeFailure(error) },

@@ -11,6 +11,11 @@
  * | AppError with retryAfterMs (Payflow 429 with Retry-After)   | retry, not sooner than Retry-After |
  * | anything else (a bug, a database error, a non-Error value)  | retry this order with back-off   |
  * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
+ *
+ * And for a Kafka client that stopped on an error its library does not retry
+ * (`decideClientStop`): a transient AppError (KafkaAuthorizationError: an ACL withdrawn,
+ * which an operator grants again) is waited out, the client starting again after a
+ * back-off; anything else stops it for good (the process exits and is restarted).
  */
 import { AppError, type DeadLetterReason } from '../common/app-error.js';
 import { oneLine } from '../common/one-line.js';
@@ -62,6 +67,14 @@ export function decideFailure(
       return { action: 'retry', delayMs: verdict.delayMs, cause: failure.cause };
     }
   }
+}
+
+/** What becomes of a Kafka client that stopped on an error its library does not retry. */
+export type ClientStopDecision = 'restart_after_backoff' | 'give_up';
+
+/** See the table above: by the error's class alone, like the rest of this file. */
+export function decideClientStop(error: unknown): ClientStopDecision {
+  return error instanceof AppError && error.transient ? 'restart_after_backoff' : 'give_up';
 }
 
 const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;

@@ -7,8 +7,31 @@
  * larger than maxBytesPerPartition / maxBytes (KIP-74, Fetch v3+), so a 5 MB event is
  * consumed with the 1 MiB / 10 MiB defaults; the limits bound only how much more a fetch
  * brings along (memory held before the in-flight bound admits it).
+ *
+ * An ACL withdrawn while running (READ on the topic or the group): kafkajs stops the consumer
+ * for good (authorization errors are not retriable for it). This adapter records the denial
+ * (KafkaAuthorizationRecorder, read by /health/ready), tells the handlers that the client
+ * restarts, and runs the kafkajs consumer again after a back-off (1 s doubling to 15 s), as
+ * long as it takes: once READ is back it joins the group and fetches from the committed
+ * offsets, so no offset is skipped; the delivery engine skips what it already holds.
  */
-import type { Consumer, IHeaders, KafkaMessage, PartitionAssigner } from 'kafkajs';
+import type {
+  Consumer,
+  ConsumerRunConfig,
+  IHeaders,
+  KafkaMessage,
+  PartitionAssigner,
+} from 'kafkajs';
+import { backoffDelayMs, type BackoffPolicy } from '../common/backoff.js';
+import { decideClientStop } from './failure-policy.js';
+import {
+  asAuthorizationError,
+  KAFKA_CLUSTER_RESOURCE,
+  type KafkaAccess,
+  type KafkaAuthorizationRecorder,
+  type KafkaResourceType,
+  withKafkaDenialsQuiet,
+} from './kafka-authorization.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type {
   PartitionConsumer,
@@ -46,17 +69,35 @@ export interface KafkaConsumerOptions {
    * in-flight limit is reached, and then nothing else could be taken either), so 1 is plenty.
    */
   readonly partitionsConsumedConcurrently?: number;
+  /** Where denials (an ACL withdrawn) and their end are recorded; /health/ready reads them. */
+  readonly authorization?: KafkaAuthorizationRecorder;
+  /** Restarts after an authorization failure: default 1 s doubling to 15 s (equal jitter). */
+  readonly restartBackoff?: BackoffPolicy;
 }
+
+const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseDelayMs: 1_000, maxDelayMs: 15_000 };
 
 export class KafkaPartitionConsumer implements PartitionConsumer {
   private readonly consumer: Consumer;
   private readonly partitionsConsumedConcurrently: number;
   private readonly removeListeners: (() => void)[] = [];
+  private readonly groupId: string;
+  private readonly authorization: KafkaAuthorizationRecorder | undefined;
+  private readonly restartBackoff: BackoffPolicy;
+  private topics: readonly string[] = [];
+  private runConfig: ConsumerRunConfig | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** Restarts since the last fetch that came back. */
+  private restarts = 0;
+  private stopped = false;
 
   constructor(client: KafkaClientOptions, options: KafkaConsumerOptions) {
     const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
     this.partitionsConsumedConcurrently = options.partitionsConsumedConcurrently ?? 1;
-    this.consumer = createKafkaClient(client).consumer({
+    this.groupId = options.groupId;
+    this.authorization = options.authorization;
+    this.restartBackoff = options.restartBackoff ?? DEFAULT_RESTART_BACKOFF;
+    this.consumer = createKafkaClient(withKafkaDenialsQuiet(client)).consumer({
       groupId: options.groupId,
       sessionTimeout,
       heartbeatInterval:
@@ -84,6 +125,7 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
   }
 
   subscribe(topic: string, options: { readonly fromBeginning: boolean }): Promise<void> {
+    this.topics = [...this.topics, topic];
     return this.consumer.subscribe({ topics: [topic], fromBeginning: options.fromBeginning });
   }
 
@@ -91,6 +133,8 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     const { events } = this.consumer;
     this.removeListeners.push(
       this.consumer.on(events.GROUP_JOIN, (event) => {
+        // JoinGroup needs READ on the group.
+        this.authorization?.permitted(this.accessTo('group'));
         const assignment = Object.entries(event.payload.memberAssignment).flatMap(
           ([topic, partitions]) => partitions.map((partition) => ({ topic, partition })),
         );
@@ -98,12 +142,17 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
       }),
       this.consumer.on(events.REBALANCING, () => handlers.onRebalancing()),
       this.consumer.on(events.CRASH, (event) =>
-        handlers.onCrash(event.payload.error, event.payload.restart),
+        this.onCrash(handlers, event.payload.error, event.payload.restart),
       ),
-      this.consumer.on(events.FETCH, () => handlers.onProgress?.()),
+      this.consumer.on(events.FETCH, () => {
+        // A fetch came back: READ on the topic is granted (Fetch needs it).
+        this.restarts = 0;
+        this.authorization?.permitted(this.accessTo('topic'));
+        handlers.onProgress?.();
+      }),
       this.consumer.on(events.HEARTBEAT, () => handlers.onProgress?.()),
     );
-    await this.consumer.run({
+    this.runConfig = {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.partitionsConsumedConcurrently,
@@ -125,7 +174,69 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
           },
         );
       },
-    });
+    };
+    await this.consumer.run(this.runConfig);
+  }
+
+  /**
+   * kafkajs stopped. It restarts by itself after a retriable error; after an authorization
+   * failure (not retriable for kafkajs) this adapter restarts it, after a back-off, for as
+   * long as the denial lasts (failure-policy.ts decides by the error's class); any other
+   * error stops the consumer for good, as before.
+   */
+  private onCrash(handlers: PartitionConsumerHandlers, error: Error, restarting: boolean): void {
+    if (restarting || this.stopped) {
+      handlers.onCrash(error, restarting);
+      return;
+    }
+    const denied = asAuthorizationError(error, (resource) => this.accessTo(resource));
+    if (denied === undefined || decideClientStop(denied) === 'give_up') {
+      handlers.onCrash(error, false);
+      return;
+    }
+    this.authorization?.denied(denied.access, error);
+    // Kafka answered: a denial is no sign of a stuck client (the transport's watchdog).
+    handlers.onProgress?.();
+    handlers.onCrash(denied, true);
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.stopped || this.restartTimer !== undefined) return;
+    this.restarts++;
+    const delay = backoffDelayMs(this.restarts, this.restartBackoff);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      void this.restart();
+    }, delay);
+  }
+
+  /**
+   * Runs the kafkajs consumer again (it disconnected itself before saying it crashed). A
+   * failure to connect or join comes back as another CRASH, and so another restart.
+   */
+  private async restart(): Promise<void> {
+    const config = this.runConfig;
+    if (this.stopped || config === undefined) return;
+    try {
+      await this.consumer.run(config);
+    } catch {
+      // run() rejects only on misuse (e.g. running already): the next CRASH says more.
+    }
+  }
+
+  /** What this consumer was attempting on a resource of `resource`'s type. */
+  private accessTo(resource: KafkaResourceType): KafkaAccess {
+    switch (resource) {
+      case 'topic':
+        return { resource, name: this.topics.join(','), operation: 'READ' };
+      case 'group':
+        return { resource, name: this.groupId, operation: 'READ' };
+      case 'cluster':
+        return { resource, name: KAFKA_CLUSTER_RESOURCE, operation: 'DESCRIBE' };
+      case 'transactional_id':
+        return { resource, name: this.groupId, operation: 'DESCRIBE' };
+    }
   }
 
   pause(partitions: readonly TopicPartition[]): void {
@@ -136,11 +247,24 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     if (partitions.length > 0) this.consumer.resume(groupByTopic(partitions));
   }
 
-  commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
-    return this.consumer.commitOffsets(offsets.map((offset) => ({ ...offset })));
+  /** OffsetCommit needs READ on the group and on the topic: its answer says whether they are granted. */
+  async commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    try {
+      await this.consumer.commitOffsets(offsets.map((offset) => ({ ...offset })));
+    } catch (error) {
+      const denied = asAuthorizationError(error, (resource) => this.accessTo(resource));
+      if (denied === undefined) throw error;
+      this.authorization?.denied(denied.access, error);
+      throw denied;
+    }
+    this.authorization?.permitted(this.accessTo('group'));
+    this.authorization?.permitted(this.accessTo('topic'));
   }
 
   async disconnect(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
     try {
       await this.consumer.disconnect();
     } finally {

@@ -16,9 +16,24 @@
  * `idempotent: false` exists only for librdkafka's mock cluster (the demo), which cannot
  * serve InitProducerId to kafkajs; without it at most one request is in flight, so a
  * retried request still cannot overtake a later one.
+ *
+ * An ACL withdrawn while running: a send to a topic without WRITE fails at once with a
+ * KafkaAuthorizationError (transient: the caller keeps its messages and sends again), the
+ * denial is recorded (KafkaAuthorizationRecorder, read by /health/ready) and cleared by the
+ * next send to that topic that succeeds. InitProducerId (needs IDEMPOTENT_WRITE on the
+ * cluster, or WRITE on any topic) may be denied too when the producer is replaced: the
+ * next send asks for a producer id again, before sending anything.
  */
 import { CompressionTypes, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import { AppError } from '../common/app-error.js';
+import {
+  asAuthorizationError,
+  KAFKA_CLUSTER_RESOURCE,
+  type KafkaAccess,
+  type KafkaAuthorizationRecorder,
+  type KafkaResourceType,
+  withKafkaDenialsQuiet,
+} from './kafka-authorization.js';
 import { murmur2 } from './murmur2.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
@@ -31,6 +46,8 @@ export interface KafkaProducerOptions {
   readonly idempotent?: boolean;
   /** Time-out for the replicas' acknowledgement. */
   readonly ackTimeoutMs?: number;
+  /** Where denials (an ACL withdrawn) and their end are recorded; /health/ready reads them. */
+  readonly authorization?: KafkaAuthorizationRecorder;
 }
 
 export class KafkaMessageProducer implements MessageProducer {
@@ -42,11 +59,15 @@ export class KafkaMessageProducer implements MessageProducer {
   private readonly partitionCounts = new Map<string, Promise<number>>();
   private admin: Admin | undefined;
   private nullKeyCounter = 0;
+  private readonly authorization: KafkaAuthorizationRecorder | undefined;
+  /** The producer has no producer id yet (its InitProducerId failed): get one before sending. */
+  private needsProducerId = false;
 
   constructor(client: KafkaClientOptions, options: KafkaProducerOptions = {}) {
     this.idempotent = options.idempotent ?? true;
     this.ackTimeoutMs = options.ackTimeoutMs ?? 30_000;
-    this.kafka = createKafkaClient(client);
+    this.authorization = options.authorization;
+    this.kafka = createKafkaClient(withKafkaDenialsQuiet(client));
     this.producer = this.newProducer();
   }
 
@@ -59,8 +80,17 @@ export class KafkaMessageProducer implements MessageProducer {
     });
   }
 
-  connect(): Promise<void> {
-    return this.producer.connect();
+  /** Connects and, idempotent, gets a producer id (InitProducerId). */
+  async connect(): Promise<void> {
+    try {
+      await this.producer.connect();
+    } catch (error) {
+      // kafkajs would send without a producer id (not idempotent): never, ask again first.
+      this.needsProducerId = this.idempotent;
+      throw this.deniedOr(error, initProducerIdAccess);
+    }
+    this.needsProducerId = false;
+    if (this.idempotent) this.authorization?.permitted(initProducerIdAccess('cluster'));
   }
 
   /**
@@ -82,33 +112,71 @@ export class KafkaMessageProducer implements MessageProducer {
    *   restart: OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID, …) refuses every later send
    *   of this kafkajs producer, which never asks for a new id: it is replaced by a new one, and
    *   the failed send is reported so that the caller sends again.
+   * - One topic per request: each topic's rounds are a send of their own (the topics in
+   *   parallel). A produce request whose partitions partly fail (one topic's WRITE withdrawn)
+   *   fails whole in kafkajs 2.2.4, which then rolls back the sequence numbers of the
+   *   partitions the broker did write: their next batch would be taken for a duplicate and
+   *   dropped, or refused as out of order. Within one topic an ACL refuses every partition.
    */
   async send(messages: readonly OutboundMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const byPartition = new Map<string, PartitionMessages>();
+    if (this.needsProducerId) await this.connect();
+    const byTopic = new Map<string, Map<number, PartitionMessages>>();
     for (const message of messages) {
       const partition = await this.partitionFor(message);
-      const id = partitionId(message.topic, partition);
-      let group = byPartition.get(id);
+      let partitions = byTopic.get(message.topic);
+      if (partitions === undefined) {
+        partitions = new Map();
+        byTopic.set(message.topic, partitions);
+      }
+      let group = partitions.get(partition);
       if (group === undefined) {
         group = { topic: message.topic, partition, messages: [] };
-        byPartition.set(id, group);
+        partitions.set(partition, group);
       }
       group.messages.push(message);
     }
+    const results = await Promise.allSettled(
+      [...byTopic].map(([topic, partitions]) => this.sendTopic(topic, [...partitions.values()])),
+    );
+    const failures = results.flatMap((result) =>
+      result.status === 'rejected' ? [result.reason as unknown] : [],
+    );
+    if (failures.length === 0) return;
+    this.partitionCounts.clear();
+    if (failures.some(isProducerStateLost)) await this.replaceProducer();
+    throw failures[0];
+  }
+
+  /** One topic's messages: round k holds chunk k of every partition; rounds in order. */
+  private async sendTopic(topic: string, groups: readonly PartitionMessages[]): Promise<void> {
     const rounds: PartitionMessages[][] = [];
-    for (const group of byPartition.values()) {
+    for (const group of groups) {
       chunksByBytes(group.messages, SEND_CHUNK_BYTES).forEach((chunk, index) => {
         (rounds[index] ??= []).push({ ...group, messages: chunk });
       });
     }
+    const write = (resource: KafkaResourceType): KafkaAccess =>
+      resource === 'topic'
+        ? { resource, name: topic, operation: 'WRITE' }
+        : initProducerIdAccess(resource);
     try {
       for (const round of rounds) await this.sendRound(round);
     } catch (error) {
-      this.partitionCounts.clear();
-      if (isProducerStateLost(error)) await this.replaceProducer();
-      throw error;
+      throw this.deniedOr(error, write);
     }
+    this.authorization?.permitted(write('topic'));
+  }
+
+  /** `error` as a recorded KafkaAuthorizationError when it is a denial, else as it is. */
+  private deniedOr(
+    error: unknown,
+    attempted: (resource: KafkaResourceType) => KafkaAccess,
+  ): unknown {
+    const denied = asAuthorizationError(error, attempted);
+    if (denied === undefined) return error;
+    this.authorization?.denied(denied.access, error);
+    return denied;
   }
 
   private async partitionFor(message: OutboundMessage): Promise<number> {
@@ -129,7 +197,17 @@ export class KafkaMessageProducer implements MessageProducer {
       await admin.connect();
       this.admin = admin;
     }
-    const { topics } = await this.admin.fetchTopicMetadata({ topics: [topic] });
+    const describe = (resource: KafkaResourceType): KafkaAccess =>
+      resource === 'topic'
+        ? { resource, name: topic, operation: 'DESCRIBE' }
+        : { resource, name: KAFKA_CLUSTER_RESOURCE, operation: 'DESCRIBE' };
+    let topics: Awaited<ReturnType<Admin['fetchTopicMetadata']>>['topics'];
+    try {
+      ({ topics } = await this.admin.fetchTopicMetadata({ topics: [topic] }));
+    } catch (error) {
+      throw this.deniedOr(error, describe);
+    }
+    this.authorization?.permitted(describe('topic'));
     const partitions = topics.find((found) => found.name === topic)?.partitions.length ?? 0;
     if (partitions === 0) throw new Error(`topic ${topic} has no partitions`);
     return partitions;
@@ -171,11 +249,16 @@ export class KafkaMessageProducer implements MessageProducer {
     }
   }
 
+  /**
+   * A new kafkajs producer (a new producer id). When its InitProducerId fails (e.g. denied:
+   * no WRITE left on any topic), the next send asks again before sending.
+   */
   private async replaceProducer(): Promise<void> {
     const old = this.producer;
     this.producer = this.newProducer();
+    this.needsProducerId = this.idempotent;
     await old.disconnect().catch(() => undefined);
-    await this.producer.connect();
+    await this.connect().catch(() => undefined);
   }
 
   async disconnect(): Promise<void> {
@@ -215,6 +298,16 @@ export function unacknowledged<T extends { readonly topic: string; readonly part
 export class ProduceIncompleteError extends AppError {
   readonly code = 'kafka.produce_incomplete';
   readonly transient = true;
+}
+
+/**
+ * What InitProducerId needs: IDEMPOTENT_WRITE on the cluster (or, since Kafka 2.8, WRITE on
+ * any topic); a transactional producer (not used here) WRITE on its transactional id.
+ */
+function initProducerIdAccess(resource: KafkaResourceType): KafkaAccess {
+  return resource === 'transactional_id'
+    ? { resource, name: '(none)', operation: 'WRITE' }
+    : { resource: 'cluster', name: KAFKA_CLUSTER_RESOURCE, operation: 'IDEMPOTENT_WRITE' };
 }
 
 /** Broker answers after which a kafkajs idempotent producer can never send again. */

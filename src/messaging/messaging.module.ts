@@ -3,7 +3,9 @@
  *
  * - MessagingModule.forRoot(): MESSAGE_PRODUCER (kafkajs, acks = all), connected at start-up
  *   and disconnected in onApplicationShutdown, i.e. after the outbox relay and the
- *   transport stopped.
+ *   transport stopped; and KafkaAuthorizationStatus, the denials (ACLs withdrawn) that the
+ *   producer and the order consumer met and that last, for /health/ready (its metrics
+ *   through KAFKA_AUTHORIZATION_METRICS when provided).
  * - OrderEventsTransportModule.forRoot({ imports }): the OrderEventsTransport as a provider,
  *   so that Nest calls its beforeApplicationShutdown (drain) on SIGTERM. `imports` must make
  *   DEAD_LETTER_SINK (the dead-letters module) available, and INBOUND_EVENT_CODEC must be
@@ -23,6 +25,11 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
 import { DEAD_LETTER_SINK, type DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import {
+  KAFKA_AUTHORIZATION_METRICS,
+  KafkaAuthorizationStatus,
+  type KafkaAuthorizationMetrics,
+} from './kafka-authorization.js';
 import { kafkaClientOptionsFromConfig } from './kafka.client.js';
 import { createKafkaMessageProducer, type KafkaProducerOptions } from './kafka.producer.js';
 import {
@@ -50,16 +57,30 @@ export class MessagingModule implements OnApplicationShutdown {
       module: MessagingModule,
       providers: [
         {
+          provide: KafkaAuthorizationStatus,
+          inject: [APP_LOGGER, { token: KAFKA_AUTHORIZATION_METRICS, optional: true }],
+          useFactory: (
+            logger: AppLogger,
+            metrics?: KafkaAuthorizationMetrics | null,
+          ): KafkaAuthorizationStatus => new KafkaAuthorizationStatus(logger, metrics ?? undefined),
+        },
+        {
           provide: MESSAGE_PRODUCER,
-          inject: [APP_CONFIG, APP_LOGGER, { token: Tracing, optional: true }],
+          inject: [
+            APP_CONFIG,
+            APP_LOGGER,
+            KafkaAuthorizationStatus,
+            { token: Tracing, optional: true },
+          ],
           useFactory: async (
             config: AppConfig,
             logger: AppLogger,
+            authorization: KafkaAuthorizationStatus,
             tracing?: Tracing | null,
           ): Promise<MessageProducer> => {
             const producer = createKafkaMessageProducer(
               kafkaClientOptionsFromConfig(config, logger),
-              { idempotent: config.KAFKA_PRODUCER_IDEMPOTENT, ...options },
+              { idempotent: config.KAFKA_PRODUCER_IDEMPOTENT, authorization, ...options },
             );
             await producer.connect();
             // Publish spans only when an SDK records (traced-producer.ts).
@@ -69,7 +90,7 @@ export class MessagingModule implements OnApplicationShutdown {
           },
         },
       ],
-      exports: [MESSAGE_PRODUCER],
+      exports: [MESSAGE_PRODUCER, KafkaAuthorizationStatus],
     };
   }
 
@@ -98,6 +119,8 @@ export class OrderEventsTransportModule {
             INBOUND_EVENT_CODEC,
             DEAD_LETTER_SINK,
             { token: ORDER_EVENTS_METRICS, optional: true },
+            // From MessagingModule (global) when the application has it.
+            { token: KafkaAuthorizationStatus, optional: true },
           ],
           useFactory: (
             config: AppConfig,
@@ -105,10 +128,17 @@ export class OrderEventsTransportModule {
             codec: InboundEventCodec,
             deadLetterSink: DeadLetterSink,
             metrics: OrderEventsMetrics | undefined,
+            authorization: KafkaAuthorizationStatus | undefined,
           ): OrderEventsTransport =>
             createOrderEventsTransport(
               config,
-              { codec, deadLetterSink, logger, metrics: metrics ?? NO_METRICS },
+              {
+                codec,
+                deadLetterSink,
+                logger,
+                metrics: metrics ?? NO_METRICS,
+                ...(authorization ? { authorization } : {}),
+              },
               options.overrides,
             ),
         },

@@ -12,6 +12,7 @@
 import type { AppLogger } from '../common/logger.js';
 import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './consumer.port.js';
 import { describeFailure } from './failure-policy.js';
+import { KafkaAuthorizationError } from './kafka-authorization.js';
 import { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics } from './transport.metrics.js';
 
@@ -179,8 +180,13 @@ export class OffsetCommitter {
         });
       } catch (error) {
         // Expected around every rebalance (the generation changes): warn once per streak.
+        // A denial (an ACL withdrawn) is warned about once by KafkaAuthorizationStatus.
         this.failedCommits++;
-        const level = this.failedCommits === 1 || this.failedCommits % 100 === 0 ? 'warn' : 'debug';
+        const level =
+          !(error instanceof KafkaAuthorizationError) &&
+          (this.failedCommits === 1 || this.failedCommits % 100 === 0)
+            ? 'warn'
+            : 'debug';
         this.options.logger[level](
           {
             error: describeFailure(error),

@@ -23,6 +23,7 @@ import type { AppConfig, KafkaSecurityConfig } from '../config/app-config.js';
 import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
+import type { KafkaAuthorizationRecorder } from './kafka-authorization.js';
 import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka.consumer.js';
 import type { InboundEventCodec } from './messaging.ports.js';
 import { OrderEventExceptionFilter } from './order-event-exception.filter.js';
@@ -98,6 +99,8 @@ export function createOrderEventsTransport(
     readonly deadLetterSink: DeadLetterSink;
     readonly logger: AppLogger;
     readonly metrics?: OrderEventsMetrics;
+    /** Where the consumer records denials (an ACL withdrawn); /health/ready reads them. */
+    readonly authorization?: KafkaAuthorizationRecorder;
   },
   overrides: OrderEventsOverrides = {},
 ): OrderEventsTransport {
@@ -107,6 +110,7 @@ export function createOrderEventsTransport(
       groupId: config.KAFKA_GROUP_ID,
       sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT,
       maxWaitTimeInMs: config.KAFKA_FETCH_MAX_WAIT,
+      ...(deps.authorization === undefined ? {} : { authorization: deps.authorization }),
       ...overrides.consumer,
     },
   );

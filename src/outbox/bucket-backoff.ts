@@ -1,8 +1,10 @@
 /**
- * The back-off of each bucket whose batch could not be published: its rows stay pending and
- * the bucket waits (100 ms doubling to 5 s by default) before the relay tries it again,
- * while the other buckets go on. Also where the relay's per-bucket outcomes are counted
- * and logged (a failing streak is logged once, then every 20th time).
+ * The back-off of each bucket whose batch could not be published (wholly, or a topic of it:
+ * e.g. its WRITE withdrawn): its pending rows stay pending and the bucket waits (100 ms
+ * doubling to 5 s by default) before the relay tries it again, while the other buckets go
+ * on. Also where the relay's per-bucket outcomes are counted and logged: one warning when
+ * the relay's first bucket starts failing and one info line when its last one publishes
+ * again (not a line per bucket and retry; the details are at debug).
  */
 import { describeError } from '../common/app-error.js';
 import { backoffDelay } from '../common/backoff.js';
@@ -14,7 +16,12 @@ export type BatchOutcome =
   | { readonly kind: 'published'; readonly count: number }
   | { readonly kind: 'empty' }
   | { readonly kind: 'busy' }
-  | { readonly kind: 'failed'; readonly error: unknown };
+  | {
+      readonly kind: 'failed';
+      readonly error: unknown;
+      /** Rows of the bucket published all the same (the topics whose send succeeded). */
+      readonly published?: number;
+    };
 
 export interface BucketBackoffOptions {
   readonly initialMs: number;
@@ -26,6 +33,8 @@ export interface BucketBackoffOptions {
 export class BucketBackoff {
   private readonly failures = new Map<number, number>();
   private readonly retryAt = new Map<number, number>();
+  /** The relay's failing streak: when it started and how many batches failed in it. */
+  private streak: { readonly since: number; failedBatches: number } | undefined;
 
   constructor(private readonly options: BucketBackoffOptions) {}
 
@@ -48,6 +57,7 @@ export class BucketBackoff {
   forget(bucket: number): void {
     this.failures.delete(bucket);
     this.retryAt.delete(bucket);
+    this.endStreakIfOver();
   }
 
   record(bucket: number, outcome: BatchOutcome): void {
@@ -63,15 +73,20 @@ export class BucketBackoff {
       case 'busy':
         return;
       case 'failed': {
+        if (outcome.published !== undefined && outcome.published > 0) {
+          metrics.published?.(outcome.published, bucket);
+        }
         const failures = (this.failures.get(bucket) ?? 0) + 1;
         this.failures.set(bucket, failures);
         const delay = backoffDelay(failures, this.options.initialMs, this.options.maxMs);
         this.retryAt.set(bucket, Date.now() + delay);
         metrics.publishFailed?.(bucket, outcome.error);
         const fields = { bucket, failures, retryInMs: delay, error: describeError(outcome.error) };
-        if (failures === 1 || failures % 20 === 0) {
-          logger.warn(fields, 'outbox batch not published; the rows stay pending');
+        if (this.streak === undefined) {
+          this.streak = { since: Date.now(), failedBatches: 1 };
+          logger.warn(fields, 'outbox batch not published; the rows stay pending and are retried');
         } else {
+          this.streak.failedBatches++;
           logger.debug(fields, 'outbox batch not published; the rows stay pending');
         }
         return;
@@ -82,7 +97,19 @@ export class BucketBackoff {
   private clear(bucket: number): void {
     if (this.failures.delete(bucket)) {
       this.retryAt.delete(bucket);
-      this.options.logger.info({ bucket }, 'outbox bucket publishes again');
+      this.options.logger.debug({ bucket }, 'outbox bucket publishes again');
+      this.endStreakIfOver();
     }
+  }
+
+  /** The last failing bucket publishes again (or went to another replica). */
+  private endStreakIfOver(): void {
+    if (this.streak === undefined || this.failures.size > 0) return;
+    const { since, failedBatches } = this.streak;
+    this.streak = undefined;
+    this.options.logger.info(
+      { failingForMs: Date.now() - since, failedBatches },
+      'outbox publishes again',
+    );
   }
 }

@@ -8,13 +8,15 @@
  * Ordering. Rows are bucketed by a hash of their key (OutboxRepository). A bucket's rows
  * are published in id order, one batch at a time: a pass's transaction first takes the
  * transaction-level "fence" lock (pg_try_advisory_xact_lock) of each bucket it publishes,
- * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends all of them in
- * one send, marks them published and commits. So one key's messages leave in the order they
- * were written, whichever process publishes them, and no row is sent by two transactions
- * at once.
+ * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends them with one
+ * send per topic, marks those sent published and commits. So one key's messages of a topic
+ * leave in the order they were written, whichever process publishes them, and no row is
+ * sent by two transactions at once.
  *
- * Delivery is at least once. A send that fails rolls the batch back (the rows stay
- * pending and are retried with back-off). A crash, or a lost database connection, after
+ * Delivery is at least once. A send that fails leaves its topic's rows pending (retried
+ * with back-off; nothing is dropped or dead-lettered, however long it fails: e.g. the
+ * topic's WRITE withdrawn until an operator grants it again), while the pass's other topics
+ * are published. A crash, or a lost database connection, after
  * the broker acknowledged a batch but before its transaction committed publishes that
  * batch again: consumers dedupe on the envelope's `eventId`. In the steady state (no
  * crash, no failed commit) every row is published exactly once.
@@ -246,8 +248,9 @@ export class OutboxRelay implements OutboxFlusher {
       let progressed = false;
       for (const [bucket, outcome] of outcomes) {
         if (outcome.kind !== 'failed') this.backoff.record(bucket, outcome);
-        if (outcome.kind === 'published') {
-          published += outcome.count;
+        const count = publishedBy(outcome);
+        if (count > 0) {
+          published += count;
           progressed = true;
         }
       }
@@ -355,7 +358,7 @@ export class OutboxRelay implements OutboxFlusher {
     let rows = 0;
     for (const [bucket, outcome] of outcomes) {
       if (outcome.kind !== 'failed') this.backoff.record(bucket, outcome);
-      if (outcome.kind === 'published') published += outcome.count;
+      published += publishedBy(outcome);
       if (outcome.kind === 'published' || outcome.kind === 'failed') rows += 1;
     }
     return { published, rows, more: full && published > 0 };
@@ -379,29 +382,30 @@ export class OutboxRelay implements OutboxFlusher {
       const pending = await this.outbox.lockPending(tx, buckets, passLanes(this.settings, buckets));
       full = pending.full;
       for (const row of pending.rows) byBucket.get(row.bucket)?.push(row);
-      // One send for the whole pass: kafkajs makes one produce request per leader of each
-      // send() and does not linger, so a send per bucket multiplied the requests by 16.
-      // Nearly every bucket has rows on every broker, so a failure is the pass's anyway.
-      const rows = [...byBucket.values()].flat();
-      let failure: BatchOutcome | undefined;
-      if (rows.length > 0) {
-        try {
-          await this.producer.send(rows.map(toOutboundMessage));
-        } catch (error) {
-          failure = { kind: 'failed', error };
-        }
-      }
-      if (failure === undefined) {
-        await this.outbox.markPublished(
-          tx,
-          rows.map((row) => row.id),
-        );
-      }
+      // One send per topic for the whole pass: kafkajs makes one produce request per
+      // leader of each send() and does not linger, so a send per bucket multiplied the
+      // requests by 16. Per topic, because a topic can fail alone (its WRITE withdrawn):
+      // its rows stay pending while the other topics' rows are published.
+      const failedTopics = await this.sendByTopic(pending.rows);
+      const sent = pending.rows.filter((row) => !failedTopics.has(row.topic));
+      await this.outbox.markPublished(
+        tx,
+        sent.map((row) => row.id),
+      );
       for (const [bucket, bucketRows] of byBucket) {
+        const failed = bucketRows.find((row) => failedTopics.has(row.topic));
+        const published =
+          bucketRows.length - bucketRows.filter((row) => failedTopics.has(row.topic)).length;
         if (bucketRows.length === 0) {
           outcomes.set(bucket, { kind: 'empty' });
-        } else if (failure !== undefined) {
-          // Recorded now (the caller records the other outcomes after the commit).
+        } else if (failed !== undefined) {
+          // The bucket backs off, its published rows counted. Recorded now (the caller
+          // records the other outcomes after the commit).
+          const failure: BatchOutcome = {
+            kind: 'failed',
+            error: failedTopics.get(failed.topic),
+            published,
+          };
           this.backoff.record(bucket, failure);
           outcomes.set(bucket, failure);
         } else {
@@ -411,6 +415,31 @@ export class OutboxRelay implements OutboxFlusher {
       return outcomes;
     });
     return { outcomes, full };
+  }
+
+  /**
+   * Sends `rows` (in id order) with one send per topic, the topics at once; returns the
+   * topics whose send failed, with their error (their rows stay pending). A key's rows of
+   * one topic go in one send, so their order holds.
+   */
+  private async sendByTopic(rows: readonly PendingOutboxMessage[]): Promise<Map<string, unknown>> {
+    const byTopic = new Map<string, OutboundMessage[]>();
+    for (const row of rows) {
+      const list = byTopic.get(row.topic);
+      if (list === undefined) byTopic.set(row.topic, [toOutboundMessage(row)]);
+      else list.push(toOutboundMessage(row));
+    }
+    const failed = new Map<string, unknown>();
+    await Promise.all(
+      [...byTopic].map(async ([topic, messages]) => {
+        try {
+          await this.producer.send(messages);
+        } catch (error) {
+          failed.set(topic, error);
+        }
+      }),
+    );
+    return failed;
   }
 
   /** Prune and metrics sampling run beside the publishing loop, one at a time. */
@@ -438,6 +467,12 @@ export class OutboxRelay implements OutboxFlusher {
       this.maintenance = null;
     });
   }
+}
+
+/** Rows an outcome published (a failed bucket may have published its other topics' rows). */
+function publishedBy(outcome: BatchOutcome): number {
+  if (outcome.kind === 'published') return outcome.count;
+  return outcome.kind === 'failed' ? (outcome.published ?? 0) : 0;
 }
 
 function toOutboundMessage(row: PendingOutboxMessage): OutboundMessage {
