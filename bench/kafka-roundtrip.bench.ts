@@ -14,6 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { kafkaClientOptionsFromConfig } from '../src/messaging/kafka.client.js';
 import { KafkaMessageProducer } from '../src/messaging/kafka.producer.js';
 import { KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import { createTopics } from '../testbed/kafka-io.js';
@@ -38,8 +39,13 @@ async function main(): Promise<void> {
       brokers: [...cluster.brokers],
       logLevel: logLevel.NOTHING,
     });
+    // The worker's producer, its client built as the worker builds it (plaintext here).
     const producer = new KafkaMessageProducer(
-      { brokers: cluster.brokers, clientId: 'roundtrip-producer' },
+      kafkaClientOptionsFromConfig({
+        KAFKA_BROKERS: cluster.brokers,
+        KAFKA_CLIENT_ID: 'roundtrip-producer',
+        KAFKA_SSL: false,
+      }),
       { idempotent: process.env.BENCH_IDEMPOTENT !== 'false' },
     );
     await producer.connect();

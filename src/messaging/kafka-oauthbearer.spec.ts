@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger, SaslAuthenticateArgs } from 'kafkajs';
+import { KafkaAccessError } from './kafka-access.js';
 import {
   KafkaTokenRequestError,
   OAuthBearerTokenSource,
+  oauthBearerMechanism,
   requestClientCredentialsToken,
 } from './kafka-oauthbearer.js';
 
@@ -155,5 +158,51 @@ describe('OAuthBearerTokenSource', () => {
     const tokens = await Promise.all([source.provide(), source.provide(), source.provide()]);
     expect(new Set(tokens.map((token) => token.value)).size).toBe(1);
     expect(source.fetchCount).toBe(1);
+  });
+});
+
+describe('oauthBearerMechanism', () => {
+  const TOKEN = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ3b3JrZXIifQ.';
+  const source = { provide: () => Promise.resolve({ value: TOKEN }) } as OAuthBearerTokenSource;
+
+  /** Runs the mechanism against a server that answers `challenge` to the initial response. */
+  async function authenticate(challenge: string): Promise<Buffer[]> {
+    const sent: Buffer[] = [];
+    const payload = Buffer.from(challenge);
+    const answer = Buffer.concat([Buffer.alloc(4), payload]);
+    answer.writeInt32BE(payload.length);
+    const mechanism = oauthBearerMechanism(source, 'SASL OAUTHBEARER, client bridge');
+    expect(mechanism.mechanism).toBe('OAUTHBEARER');
+    await mechanism
+      .authenticationProvider({
+        host: '127.0.0.1',
+        port: 9093,
+        logger: undefined as unknown as Logger,
+        saslAuthenticate: async <T>(args: SaslAuthenticateArgs<T>): Promise<T | void> => {
+          sent.push(await args.request.encode());
+          return args.response?.parse(await args.response.decode(answer));
+        },
+      })
+      .authenticate();
+    return sent;
+  }
+
+  it('sends the RFC 7628 initial response with the token, as Kafka BYTES', async () => {
+    const [sent] = await authenticate('');
+    const message = `n,,\u0001auth=Bearer ${TOKEN}\u0001\u0001`;
+    expect(sent?.readInt32BE(0)).toBe(Buffer.byteLength(message));
+    expect(sent?.subarray(4).toString()).toBe(message);
+  });
+
+  it('fails at once, saying why, when the brokers answer with an error challenge', async () => {
+    const failure = await authenticate('{"status":"invalid_token"}').catch(
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(KafkaAccessError);
+    expect((failure as KafkaAccessError).retriable).toBe(false);
+    expect((failure as Error).message).toBe(
+      'Kafka authentication failed (SASL OAUTHBEARER, client bridge): the brokers refused the token (status invalid_token)',
+    );
+    expect((failure as Error).message).not.toContain(TOKEN);
   });
 });

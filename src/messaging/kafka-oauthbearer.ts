@@ -7,10 +7,18 @@
  * kafkajs asks for a token on every new connection and before it re-authenticates one
  * (KIP-368, when the brokers set `connections.max.reauth.ms`); each ask is answered from the
  * cache, so the brokers never see a token about to expire.
+ *
+ * The SASL exchange is ours (oauthBearerMechanism), not kafkajs' built-in one: when the
+ * brokers refuse a token they answer with an error challenge (RFC 7628 §3.2.2), which
+ * kafkajs 2.2.4 ignores, taking the connection for authenticated; every request after it then
+ * fails as a closed connection and is retried for minutes. Ours reads the challenge and
+ * fails at once, saying why.
  */
+import type { AuthenticationProviderArgs, Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../common/app-error.js';
+import { KafkaAccessError } from './kafka-access.js';
 import { TokenCache, tokenLifetimeSeconds } from '../payflow/payflow.token.js';
 
 export interface OAuthBearerSettings {
@@ -169,4 +177,65 @@ export class OAuthBearerTokenSource {
   get fetchCount(): number {
     return this.cache.fetchCount;
   }
+}
+
+/** US-ASCII SOH, the separator of RFC 7628's messages. */
+const SOH = '\u0001';
+
+/** A BYTES field of the Kafka protocol: int32 length, then the bytes. */
+function kafkaBytes(payload: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeInt32BE(payload.length);
+  return Buffer.concat([length, payload]);
+}
+
+/** The server's error challenge (RFC 7628 §3.2.2), e.g. `{"status":"invalid_token"}`. */
+const errorChallengeSchema = z.object({
+  status: z.string().max(100),
+  scope: z.string().max(500).optional(),
+});
+
+/** What the brokers said about a refused token, without the token. */
+export function describeErrorChallenge(challenge: Buffer): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(challenge.toString('utf8'));
+  } catch {
+    return 'the brokers refused the token';
+  }
+  const error = errorChallengeSchema.safeParse(parsed);
+  if (!error.success) return 'the brokers refused the token';
+  return (
+    `the brokers refused the token (status ${error.data.status}` +
+    `${error.data.scope === undefined ? '' : `, scope ${error.data.scope}`})`
+  );
+}
+
+/**
+ * The kafkajs SASL mechanism OAUTHBEARER over a token source: the client's initial response
+ * (RFC 7628 §3.1, `n,,^Aauth=Bearer <token>^A^A`), and a KafkaAccessError when the brokers
+ * answer it with an error challenge. `identity` names us in that error.
+ */
+export function oauthBearerMechanism(tokens: OAuthBearerTokenSource, identity: string): Mechanism {
+  return {
+    mechanism: 'OAUTHBEARER',
+    authenticationProvider: ({ saslAuthenticate }: AuthenticationProviderArgs) => ({
+      authenticate: async () => {
+        const token = await tokens.provide();
+        const initial = Buffer.from(`n,,${SOH}auth=Bearer ${token.value}${SOH}${SOH}`, 'utf8');
+        const answer = await saslAuthenticate<Buffer>({
+          request: { encode: () => kafkaBytes(initial) },
+          // kafkajs hands the server's bytes over as a BYTES field (length first).
+          response: { decode: (raw) => raw, parse: (raw) => raw.subarray(4) },
+        });
+        if (answer instanceof Buffer && answer.length > 0) {
+          throw new KafkaAccessError(
+            'authentication_failed',
+            `Kafka authentication failed (${identity}): ${describeErrorChallenge(answer)}`,
+            { identity },
+          );
+        }
+      },
+    }),
+  };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import type { Logger, SaslAuthenticateArgs } from 'kafkajs';
 import { ConfigError, type KafkaSecurityConfig } from '../config/app-config.js';
 import { KafkaTokenRequestError, OAuthBearerTokenSource } from './kafka-oauthbearer.js';
 import {
@@ -115,7 +116,7 @@ describe('kafkaSecurityFromConfig', () => {
     },
   );
 
-  it('gives kafkajs an OAUTHBEARER provider answered by the token source', async () => {
+  it('gives kafkajs our OAUTHBEARER mechanism over the token source', async () => {
     const settings: unknown[] = [];
     const source = {
       provide: () => Promise.resolve({ value: 'header.payload.' }),
@@ -146,9 +147,23 @@ describe('kafkaSecurityFromConfig', () => {
       },
     ]);
     const sasl = kafkajsSecurity(security).sasl;
-    expect(sasl?.mechanism).toBe('oauthbearer');
-    if (sasl?.mechanism !== 'oauthbearer') throw new Error('not oauthbearer');
-    await expect(sasl.oauthBearerProvider()).resolves.toEqual({ value: 'header.payload.' });
+    expect(sasl?.mechanism).toBe('OAUTHBEARER');
+    if (sasl === undefined || !('authenticationProvider' in sasl)) throw new Error('no mechanism');
+    const sent: Buffer[] = [];
+    await sasl
+      .authenticationProvider({
+        host: '127.0.0.1',
+        port: 9093,
+        logger: undefined as unknown as Logger,
+        saslAuthenticate: async <T>(args: SaslAuthenticateArgs<T>): Promise<T | void> => {
+          sent.push(await args.request.encode());
+          return args.response?.parse(await args.response.decode(Buffer.alloc(4)));
+        },
+      })
+      .authenticate();
+    expect(sent[0]?.subarray(4).toString()).toBe(
+      'n,,\u0001auth=Bearer header.payload.\u0001\u0001',
+    );
     expect(describeKafkaIdentity(security)).toBe('SASL OAUTHBEARER, client bridge');
   });
 

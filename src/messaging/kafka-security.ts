@@ -9,17 +9,20 @@
  * client certificate they refuse. Never with a secret in it.
  */
 import { readFileSync } from 'node:fs';
-import { AppError } from '../common/app-error.js';
 import {
   ConfigError,
   type KafkaSaslMechanism,
   type KafkaSecurityConfig,
 } from '../config/app-config.js';
+import type { Mechanism, SASLOptions } from 'kafkajs';
+import { explainAccessFailure, type KafkaAccessError } from './kafka-access.js';
 import {
-  KafkaTokenRequestError,
+  oauthBearerMechanism,
   OAuthBearerTokenSource,
   type OAuthBearerSettings,
 } from './kafka-oauthbearer.js';
+
+export { KafkaAccessError } from './kafka-access.js';
 
 /** A PEM file as read, with its path (for messages; the content never is in one). */
 export interface PemFile {
@@ -187,11 +190,7 @@ export function kafkajsSecurity(options: KafkaSecurityOptions): {
     cert?: string;
     key?: string;
   };
-  sasl?:
-    | { mechanism: 'plain'; username: string; password: string }
-    | { mechanism: 'scram-sha-256'; username: string; password: string }
-    | { mechanism: 'scram-sha-512'; username: string; password: string }
-    | { mechanism: 'oauthbearer'; oauthBearerProvider: () => Promise<{ value: string }> };
+  sasl?: SASLOptions | Mechanism;
 } {
   const tls = options.tls;
   const sasl = options.sasl;
@@ -210,16 +209,21 @@ export function kafkajsSecurity(options: KafkaSecurityOptions): {
     ...(sasl === undefined
       ? {}
       : sasl.mechanism === 'oauthbearer'
-        ? {
-            sasl: {
-              mechanism: 'oauthbearer' as const,
-              oauthBearerProvider: async () => ({ value: (await sasl.tokens.provide()).value }),
-            },
-          }
-        : {
-            sasl: { mechanism: sasl.mechanism, username: sasl.username, password: sasl.password },
-          }),
+        ? { sasl: oauthBearerMechanism(sasl.tokens, describeKafkaIdentity(options)) }
+        : { sasl: passwordSasl(sasl) }),
   };
+}
+
+function passwordSasl(sasl: Extract<KafkaSaslOptions, { readonly password: string }>): SASLOptions {
+  const { username, password } = sasl;
+  switch (sasl.mechanism) {
+    case 'plain':
+      return { mechanism: 'plain', username, password };
+    case 'scram-sha-256':
+      return { mechanism: 'scram-sha-256', username, password };
+    case 'scram-sha-512':
+      return { mechanism: 'scram-sha-512', username, password };
+  }
 }
 
 /** `SASL SCRAM-SHA-512, user worker`, `mutual TLS, CN from …`: who we are to the brokers. */
@@ -236,84 +240,6 @@ export function describeKafkaIdentity(options: KafkaSecurityOptions): string {
   return options.tls === undefined ? 'PLAINTEXT, no authentication' : 'TLS, no authentication';
 }
 
-export type KafkaAccessFailure =
-  | 'authentication_failed'
-  | 'sasl_mechanism_not_enabled'
-  | 'tls_untrusted'
-  | 'tls_hostname_mismatch'
-  | 'tls_certificate_expired'
-  | 'tls_client_certificate_refused'
-  | 'oauthbearer_token_failed';
-
-/** The brokers would not let us in; retrying the same configuration will not help. */
-export class KafkaAccessError extends AppError {
-  readonly code: `kafka.${KafkaAccessFailure}`;
-  readonly transient = false;
-  /** Tells kafkajs' retrier not to retry it. */
-  readonly retriable = false;
-
-  constructor(
-    readonly failure: KafkaAccessFailure,
-    message: string,
-    options: { cause?: unknown; identity: string },
-  ) {
-    super(message, {
-      cause: options.cause,
-      metadata: { failure, identity: options.identity },
-    });
-    this.code = `kafka.${failure}`;
-  }
-}
-
-/** Node's codes for a server certificate it cannot chain to a trusted CA. */
-const UNTRUSTED = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-  'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE',
-  'CERT_REJECTED',
-]);
-
-/** OpenSSL alerts a server sends when it refuses the client's certificate (or its absence). */
-const CLIENT_CERTIFICATE_REFUSED =
-  /alert[ _](certificate[ _]required|bad[ _]certificate|unknown[ _]ca|handshake[ _]failure|certificate[ _]unknown|decrypt[ _]error|access[ _]denied|unsupported[ _]certificate)/i;
-
-/** Every error of a kafkajs cause chain, outermost first. */
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  let current: unknown = error;
-  while (current !== undefined && current !== null && chain.length < 10) {
-    chain.push(current);
-    current =
-      current instanceof Error
-        ? (current.cause ?? Reflect.get(current, 'originalError'))
-        : undefined;
-  }
-  return chain;
-}
-
-/** Secrets we hold for the brokers, removed from any text before it is shown. */
-function withoutSecrets(text: string, options: KafkaSecurityOptions): string {
-  const sasl = options.sasl;
-  const secrets = sasl !== undefined && sasl.mechanism !== 'oauthbearer' ? [sasl.password] : [];
-  return secrets.reduce((clean, secret) => clean.split(secret).join('***'), text);
-}
-
-/** The broker's reason after kafkajs' prefix (`SASL SCRAM SHA512 authentication failed: …`). */
-function brokerReason(message: string): string {
-  const reason = message.replace(/^SASL [A-Z0-9 -]+ authentication failed: /i, '');
-  return reason.length > 300 ? `${reason.slice(0, 300)}…` : reason;
-}
-
-/** `TLS alert certificate unknown` out of OpenSSL's long line. */
-function tlsAlert(message: string): string {
-  const alert = /alert ([a-z ]+?)(?::|$)/i.exec(message);
-  return alert === null ? brokerReason(message) : `TLS alert ${alert[1] ?? ''}`.trim();
-}
-
 /**
  * Why the brokers refused this connection, as a KafkaAccessError, when the error says so;
  * undefined for anything else (a broker down, a time-out: those are worth retrying).
@@ -322,75 +248,14 @@ export function explainKafkaAccessError(
   error: unknown,
   options: KafkaSecurityOptions,
 ): KafkaAccessError | undefined {
-  const identity = describeKafkaIdentity(options);
-  for (const item of causeChain(error)) {
-    if (item instanceof KafkaAccessError) return item;
-    if (item instanceof KafkaTokenRequestError) {
-      return new KafkaAccessError('oauthbearer_token_failed', item.message, {
-        cause: error,
-        identity,
-      });
-    }
-    if (!(item instanceof Error)) continue;
-    const code: unknown = Reflect.get(item, 'code');
-    const message = withoutSecrets(item.message, options);
-    const type: unknown = Reflect.get(item, 'type');
-    if (
-      type === 'UNSUPPORTED_SASL_MECHANISM' ||
-      /SASL \S+ mechanism is not supported by the server/.test(message)
-    ) {
-      return new KafkaAccessError(
-        'sasl_mechanism_not_enabled',
-        `Kafka: the brokers do not accept SASL mechanism ` +
-          `${options.sasl?.mechanism.toUpperCase() ?? '(none)'} ` +
-          `(KAFKA_SASL_MECHANISM=${options.sasl?.mechanism ?? 'unset'})`,
-        { cause: error, identity },
-      );
-    }
-    if (item.name === 'KafkaJSSASLAuthenticationError' || type === 'SASL_AUTHENTICATION_FAILED') {
-      return new KafkaAccessError(
-        'authentication_failed',
-        `Kafka authentication failed (${identity}): ${brokerReason(message)}`,
-        { cause: error, identity },
-      );
-    }
-    if (typeof code === 'string' && UNTRUSTED.has(code)) {
-      const ca = options.tls?.ca;
-      return new KafkaAccessError(
-        'tls_untrusted',
-        `Kafka TLS: the brokers' certificate is not trusted ` +
-          `(${ca === undefined ? "the system's CAs; KAFKA_SSL_CA_FILE is not set" : `KAFKA_SSL_CA_FILE ${ca.file}`}): ${code}`,
-        { cause: error, identity },
-      );
-    }
-    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-      return new KafkaAccessError(
-        'tls_hostname_mismatch',
-        `Kafka TLS: the brokers' certificate is not for the host name we connect to (KAFKA_BROKERS): ${brokerReason(message)}`,
-        { cause: error, identity },
-      );
-    }
-    if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') {
-      return new KafkaAccessError(
-        'tls_certificate_expired',
-        `Kafka TLS: the brokers' certificate is not valid now (${code})`,
-        { cause: error, identity },
-      );
-    }
-    if (
-      CLIENT_CERTIFICATE_REFUSED.test(message) ||
-      (typeof code === 'string' && CLIENT_CERTIFICATE_REFUSED.test(code))
-    ) {
-      const certificate = options.tls?.clientCertificate;
-      return new KafkaAccessError(
-        'tls_client_certificate_refused',
-        certificate === undefined
-          ? 'Kafka TLS: the brokers require a client certificate (set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE)'
-          : `Kafka TLS: the brokers refused our client certificate (KAFKA_SSL_CERT_FILE ` +
-              `${certificate.cert.file}): ${tlsAlert(message)}`,
-        { cause: error, identity },
-      );
-    }
-  }
-  return undefined;
+  const sasl = options.sasl;
+  return explainAccessFailure(error, {
+    identity: describeKafkaIdentity(options),
+    ...(sasl === undefined ? {} : { mechanism: sasl.mechanism }),
+    ...(options.tls?.ca === undefined ? {} : { caFile: options.tls.ca.file }),
+    ...(options.tls?.clientCertificate === undefined
+      ? {}
+      : { certFile: options.tls.clientCertificate.cert.file }),
+    secrets: sasl !== undefined && sasl.mechanism !== 'oauthbearer' ? [sasl.password] : [],
+  });
 }

@@ -2,11 +2,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Admin, ITopicConfig } from 'kafkajs';
 import { AppError } from '../common/app-error.js';
-import { explainKafkaAccessError } from './kafka-security.js';
+import { describeKafkaIdentity, explainKafkaAccessError } from './kafka-security.js';
 import { checkKafkaAccess, createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import {
   assertTopicsExist,
   requiredTopics,
+  TopicsMissingError,
   type TopicAdmin,
   type TopicDescription,
   type TopicSpec,
@@ -163,8 +164,69 @@ export async function checkWorkerTopics(
   try {
     await assertTopicsExist(admin, requiredTopics(config));
   } catch (error) {
+    if (error instanceof TopicsMissingError && client.security !== undefined) {
+      const denied = await topicsDeniedToDescribe(client, error.topics);
+      if (denied.length > 0) throw new TopicDescribeDeniedError(denied, client);
+    }
     throw explainKafkaAccessError(error, client.security ?? {}) ?? error;
   } finally {
     await admin.close().catch(() => undefined);
   }
+}
+
+/**
+ * The brokers hide a topic from a principal without DESCRIBE on it: it looks missing. Said as
+ * what it is, so that an operator grants the ACL rather than creating a topic that exists.
+ */
+export class TopicDescribeDeniedError extends AppError {
+  readonly code = 'kafka.topic_describe_denied';
+  readonly transient = false;
+
+  constructor(
+    readonly topics: readonly string[],
+    client: KafkaClientOptions,
+  ) {
+    super(
+      `Kafka: not allowed to DESCRIBE topic${topics.length === 1 ? '' : 's'} ${topics.join(', ')} ` +
+        `(${describeKafkaIdentity(client.security ?? {})}): the worker's ACLs are missing ` +
+        `(READ, DESCRIBE on TOPIC_ORDERS; WRITE, DESCRIBE on its .dlq, TOPIC_PAYMENT_STATUS ` +
+        `and TOPIC_SETTLEMENTS; READ on group KAFKA_GROUP_ID)`,
+      { metadata: { topics: topics.join(','), count: topics.length } },
+    );
+  }
+}
+
+/**
+ * Which of `topics` the brokers refuse to describe to us (TOPIC_AUTHORIZATION_FAILED, which
+ * Kafka answers whether or not the topic exists), asked once each, without retries.
+ */
+async function topicsDeniedToDescribe(
+  client: KafkaClientOptions,
+  topics: readonly string[],
+): Promise<string[]> {
+  const { logger: _quiet, ...options } = client;
+  const admin = createKafkaClient({ ...options, retry: { retries: 0 } }).admin();
+  const denied: string[] = [];
+  try {
+    await admin.connect();
+    for (const topic of topics) {
+      await admin.fetchTopicMetadata({ topics: [topic] }).catch((error: unknown) => {
+        if (isTopicAuthorizationFailure(error)) denied.push(topic);
+      });
+    }
+  } catch {
+    // Cannot tell: the caller reports the topics as missing.
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  return denied;
+}
+
+function isTopicAuthorizationFailure(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current instanceof Error; depth += 1) {
+    if (Reflect.get(current, 'type') === 'TOPIC_AUTHORIZATION_FAILED') return true;
+    current = current.cause;
+  }
+  return false;
 }

@@ -25,18 +25,20 @@ const WRONG_PASSWORD = 'Wr0ng-Pa55word-7f3a';
 let kafka: SecuredKafkaCluster;
 let database: TestDatabase;
 let tokens: TokenEndpoint;
+let expiredTokens: TokenEndpoint;
 
 beforeAll(async () => {
-  [kafka, database, tokens] = await Promise.all([
+  [kafka, database, tokens, expiredTokens] = await Promise.all([
     SecuredKafkaCluster.start(),
     createTestDatabase('sec_refused'),
     startTokenEndpoint({ sub: 'worker', lifetimeSeconds: 300 }),
+    startTokenEndpoint({ sub: 'worker', lifetimeSeconds: 300, expired: true }),
     buildCli(),
   ]);
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.allSettled([tokens?.close(), database?.drop()]);
+  await Promise.allSettled([tokens?.close(), expiredTokens?.close(), database?.drop()]);
   await kafka?.stop();
 });
 
@@ -188,6 +190,42 @@ describe('the worker refused by a secured Kafka', () => {
       WRONG_PASSWORD,
     );
     expect(tokens.refused).toBeGreaterThan(refusedBefore);
+  });
+
+  it('exits when the brokers refuse its OAUTHBEARER token', async () => {
+    await expectRefused(
+      environment({
+        kind: 'oauthbearer',
+        tokenUrl: expiredTokens.url,
+        clientId: expiredTokens.clientId,
+        clientSecret: expiredTokens.clientSecret,
+      }),
+      'payflow-bridge failed to start: Kafka authentication failed (SASL OAUTHBEARER, client ' +
+        'payflow-bridge): the brokers refused the token (status invalid_token)',
+      expiredTokens.clientSecret,
+    );
+    expect(expiredTokens.issued.length).toBeGreaterThan(0);
+  });
+
+  it('exits saying it may not DESCRIBE its topics when its ACLs are missing', async () => {
+    const password = kafka.password('worker');
+    const topics = topicSetFor('sec_refused');
+    const env = {
+      ...environment({ kind: 'sasl', mechanism: 'scram-sha-512', user: 'worker', password }),
+      TOPIC_ORDERS: topics.orders,
+      TOPIC_PAYMENT_STATUS: topics.status,
+      TOPIC_SETTLEMENTS: topics.settlements,
+    };
+    await kafka.createTopics([topics.orders, topics.dlq, topics.status, topics.settlements], 1);
+    await expectRefused(
+      env,
+      `payflow-bridge failed to start: Kafka: not allowed to DESCRIBE topics ` +
+        `${[topics.orders, topics.dlq, topics.status, topics.settlements].join(', ')} ` +
+        `(SASL SCRAM-SHA-512, user worker): the worker's ACLs are missing (READ, DESCRIBE on ` +
+        `TOPIC_ORDERS; WRITE, DESCRIBE on its .dlq, TOPIC_PAYMENT_STATUS and TOPIC_SETTLEMENTS; ` +
+        `READ on group KAFKA_GROUP_ID)`,
+      password,
+    );
   });
 
   it('exits naming the variable of a CA file it cannot read', async () => {

@@ -125,6 +125,8 @@ export async function startTokenEndpoint(options: {
   readonly lifetimeSeconds: number;
   readonly clientId?: string;
   readonly clientSecret?: string;
+  /** Issue tokens whose `exp` has passed already (the brokers refuse them). */
+  readonly expired?: boolean;
 }): Promise<TokenEndpoint> {
   const clientId = options.clientId ?? 'payflow-bridge';
   const clientSecret = options.clientSecret ?? `secret-${randomUUID()}`;
@@ -156,7 +158,11 @@ export async function startTokenEndpoint(options: {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(
         JSON.stringify({
-          access_token: unsecuredJwt(options.sub, now, options.lifetimeSeconds),
+          access_token: unsecuredJwt(
+            options.sub,
+            options.expired === true ? now - 2 * options.lifetimeSeconds * 1000 : now,
+            options.lifetimeSeconds,
+          ),
           token_type: 'Bearer',
           expires_in: options.lifetimeSeconds,
         }),
