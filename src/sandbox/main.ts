@@ -3,7 +3,9 @@
  * SANDBOX_HOST (127.0.0.1), SANDBOX_LATENCY_MS (0), SANDBOX_TOKEN_TTL_SECONDS (3600),
  * SANDBOX_WEBHOOK_CA_FILE (extra CA for webhook HTTPS), SANDBOX_WEBHOOK_WHITELIST
  * (comma-separated domains; default localhost,127.0.0.1), SANDBOX_SHAPES (standard, or
- * alternate: other legal shapes where the spec leaves them open), SANDBOX_LOG_LEVEL (info).
+ * alternate: other legal shapes where the spec leaves them open), SANDBOX_LOG_LEVEL (info),
+ * SANDBOX_CLIENT_SECRET_FILE (the built-in client's secret, from a file: the file's content,
+ * one trailing newline removed; default sandbox-secret).
  */
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '../common/logger.js';
@@ -27,6 +29,24 @@ async function main(): Promise<void> {
       process.exit(1);
     }
   }
+  let defaultClientSecret: string | undefined;
+  if (env.SANDBOX_CLIENT_SECRET_FILE !== undefined) {
+    try {
+      defaultClientSecret = (await readFile(env.SANDBOX_CLIENT_SECRET_FILE, 'utf8')).replace(
+        /\r?\n$/,
+        '',
+      );
+    } catch (error) {
+      const code =
+        typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+      process.stderr.write(`Invalid SANDBOX_CLIENT_SECRET_FILE: cannot read it (${code})\n`);
+      process.exit(1);
+    }
+    if (defaultClientSecret === '') {
+      process.stderr.write('Invalid SANDBOX_CLIENT_SECRET_FILE: the file is empty\n');
+      process.exit(1);
+    }
+  }
   const logger = createLogger({ name: 'payflow-sandbox', level: env.SANDBOX_LOG_LEVEL });
   const sandbox = await startSandbox({
     port: env.SANDBOX_PORT,
@@ -36,6 +56,7 @@ async function main(): Promise<void> {
     shapes: env.SANDBOX_SHAPES,
     logger,
     ...(webhookCa ? { webhookCa } : {}),
+    ...(defaultClientSecret === undefined ? {} : { defaultClientSecret }),
     ...(env.SANDBOX_WEBHOOK_WHITELIST ? { webhookWhitelist: env.SANDBOX_WEBHOOK_WHITELIST } : {}),
   });
   process.stdout.write(

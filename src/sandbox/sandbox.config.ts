@@ -21,6 +21,8 @@ export const sandboxEnvSchema = z.object({
     3600,
   ),
   SANDBOX_WEBHOOK_CA_FILE: z.string().trim().min(1, { message: 'must not be empty' }).optional(),
+  /** The secret of the built-in client `sandbox-client`, from a file; default sandbox-secret. */
+  SANDBOX_CLIENT_SECRET_FILE: z.string().trim().min(1, { message: 'must not be empty' }).optional(),
   SANDBOX_WEBHOOK_WHITELIST: z
     .string()
     .transform((value) => value.split(',').map((domain) => domain.trim().toLowerCase()))

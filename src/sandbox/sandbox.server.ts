@@ -51,6 +51,8 @@ export interface SandboxOptions {
   bodyLimitBytes?: number;
   /** Webhook domains whitelisted at start and after a reset. Default localhost, 127.0.0.1. */
   webhookWhitelist?: readonly string[];
+  /** Secret of the built-in client `sandbox-client`, at start and after a reset. Default sandbox-secret. */
+  defaultClientSecret?: string;
   /** Default: silent. Nothing is logged per request. */
   logger?: AppLogger;
   /**
@@ -84,7 +86,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     keepAliveTimeout: 4_000,
   });
   const clock = new VirtualClock();
-  const state = new SandboxState(options.webhookWhitelist);
+  const state = new SandboxState(options.webhookWhitelist, options.defaultClientSecret);
   const faults = new FaultRegistry();
   const onJobError = (error: unknown): void => logger.error({ err: error }, 'sandbox job failed');
   // The scheduler awaits the dispatcher's first attempts; the dispatcher schedules retries.

@@ -187,8 +187,14 @@ export class SandboxState {
   whitelist: string[] = [];
   nextPaymentNumber = 1000;
 
-  /** @param defaultWhitelist webhook domains whitelisted at start and after every reset. */
-  constructor(private readonly defaultWhitelist: readonly string[] = DEFAULT_WHITELIST) {
+  /**
+   * @param defaultWhitelist webhook domains whitelisted at start and after every reset.
+   * @param defaultClientSecret the secret of `sandbox-client` at start and after every reset.
+   */
+  constructor(
+    private readonly defaultWhitelist: readonly string[] = DEFAULT_WHITELIST,
+    private readonly defaultClientSecret: string = DEFAULT_CLIENT_SECRET,
+  ) {
     this.reset();
   }
 
@@ -211,7 +217,7 @@ export class SandboxState {
     });
     this.clients.set(DEFAULT_CLIENT_ID, {
       clientId: DEFAULT_CLIENT_ID,
-      clientSecret: DEFAULT_CLIENT_SECRET,
+      clientSecret: this.defaultClientSecret,
       scopes: Object.values(PAYFLOW_SCOPES),
       organizationIds: [DEFAULT_ORGANIZATION_ID],
     });

@@ -297,6 +297,36 @@ describe('sandbox control API', () => {
   });
 });
 
+describe('the built-in client’s secret (SANDBOX_CLIENT_SECRET_FILE)', () => {
+  it('is the one given at start, and again after a reset', async () => {
+    const sandbox = await startTestSandbox({ defaultClientSecret: 'from-a-secret-file' });
+    try {
+      await expect(fetchToken(sandbox, 'sandbox-client', 'sandbox-secret')).rejects.toThrow(/401/);
+      await expect(fetchToken(sandbox, 'sandbox-client', 'from-a-secret-file')).resolves.toEqual(
+        expect.any(String),
+      );
+      await control(sandbox, 'POST', '/clients/sandbox-client/secret', { clientSecret: 'other' });
+      await control(sandbox, 'POST', '/reset');
+      await expect(fetchToken(sandbox, 'sandbox-client', 'from-a-secret-file')).resolves.toEqual(
+        expect.any(String),
+      );
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('is read from the file SANDBOX_CLIENT_SECRET_FILE names', () => {
+    expect(parseSandboxEnv({ SANDBOX_CLIENT_SECRET_FILE: '/run/secrets/payflow' })).toEqual({
+      ok: true,
+      env: expect.objectContaining({ SANDBOX_CLIENT_SECRET_FILE: '/run/secrets/payflow' }),
+    });
+    expect(parseSandboxEnv({ SANDBOX_CLIENT_SECRET_FILE: '  ' })).toEqual({
+      ok: false,
+      error: 'Invalid SANDBOX_CLIENT_SECRET_FILE: must not be empty',
+    });
+  });
+});
+
 describe('npm run sandbox environment', () => {
   it('has the documented defaults', () => {
     expect(parseSandboxEnv({})).toEqual({
