@@ -27,7 +27,8 @@ export type KafkaAccessFailure =
   | 'tls_hostname_mismatch'
   | 'tls_certificate_expired'
   | 'tls_client_certificate_refused'
-  | 'oauthbearer_token_failed';
+  | 'oauthbearer_token_failed'
+  | 'security_protocol_mismatch';
 
 /** The brokers would not let us in; retrying the same configuration will not help. */
 export class KafkaAccessError extends AppError {
@@ -178,4 +179,32 @@ export function explainAccessFailure(
     }
   }
   return undefined;
+}
+
+/** The brokers closed the connection (kafkajs' words for it), not refused or timed out. */
+export function isClosedByBrokers(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 10 && current instanceof Error; depth += 1) {
+    if (
+      current.name === 'KafkaJSConnectionClosedError' ||
+      /^(Closed connection|Connection closed by the server)$/.test(current.message)
+    ) {
+      return true;
+    }
+    current = current.cause ?? Reflect.get(current, 'originalError');
+  }
+  return false;
+}
+
+/**
+ * Every connection closed by the brokers as soon as it opened: what a TLS listener does to a
+ * plaintext client, and a SASL listener to a client that does not authenticate.
+ */
+export function securityProtocolMismatch(identity: string, attempts: number): KafkaAccessError {
+  return new KafkaAccessError(
+    'security_protocol_mismatch',
+    `Kafka: the brokers closed the connection as soon as it opened, ${attempts} times ` +
+      `(${identity}): does their listener expect TLS (KAFKA_SSL) or SASL (KAFKA_SASL_MECHANISM)?`,
+    { identity },
+  );
 }

@@ -3,11 +3,14 @@
  * messaging.ports.ts): the rest of the program uses MessageProducer and the order-events
  * transport.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
 import type { AppLogger } from '../common/logger.js';
 import type { KafkaSecurityConfig } from '../config/app-config.js';
 import { OAuthBearerTokenSource, type OAuthBearerSettings } from './kafka-oauthbearer.js';
+import { isClosedByBrokers, securityProtocolMismatch } from './kafka-access.js';
 import {
+  describeKafkaIdentity,
   explainKafkaAccessError,
   kafkaSecurityFromConfig,
   kafkajsSecurity,
@@ -124,23 +127,48 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   });
 }
 
+/** How often the first contact is tried when the brokers close it at once. */
+const CLOSED_ATTEMPTS = 4;
+
 /**
- * The first contact, made once without retries: rejects with KafkaAccessError (one line,
+ * The first contact, made without kafkajs' retries: rejects with KafkaAccessError (one line,
  * no secret) when the brokers refuse us (credentials, SASL mechanism, TLS trust, client
- * certificate). kafkajs retries TLS failures like any connection error, up to its whole
- * retry budget; this says at once what is wrong. Anything else (a broker not up yet, a
- * time-out) resolves: the caller's own client retries those.
+ * certificate), or close every connection as soon as it opens (TLS or SASL expected but not
+ * configured; tried CLOSED_ATTEMPTS times, a second apart). kafkajs retries TLS failures and
+ * closed connections like any connection error, for minutes; this says at once what is
+ * wrong. Anything else (a broker not up yet, a time-out) resolves: the caller's own client
+ * retries those.
  */
 export async function checkKafkaAccess(options: KafkaClientOptions): Promise<void> {
-  // Its failures are reported here, in one line: no kafkajs log lines of its own.
-  const { logger, ...quiet } = options;
+  const security = options.security ?? {};
+  for (let attempt = 1; ; attempt += 1) {
+    const error = await firstContact(options);
+    if (error === undefined) return;
+    const refused = explainKafkaAccessError(error, security);
+    if (refused !== undefined) throw refused;
+    if (!isClosedByBrokers(error)) {
+      options.logger?.debug({ err: error }, 'Kafka access check: no answer yet; retrying later');
+      return;
+    }
+    if (attempt === CLOSED_ATTEMPTS) {
+      throw securityProtocolMismatch(describeKafkaIdentity(security), attempt);
+    }
+    await delay(1_000);
+  }
+}
+
+/** One connection of an admin client and one Metadata request, without retries: what failed. */
+async function firstContact(options: KafkaClientOptions): Promise<unknown> {
+  // Its failures are reported by the caller, in one line: no kafkajs log lines of its own.
+  const { logger: _quiet, ...quiet } = options;
   const admin = createKafkaClient({ ...quiet, retry: { retries: 0 } }).admin();
   try {
     await admin.connect();
+    // A request past ApiVersions (which the brokers answer before authentication).
+    await admin.describeCluster();
+    return undefined;
   } catch (error) {
-    const refused = explainKafkaAccessError(error, options.security ?? {});
-    if (refused !== undefined) throw refused;
-    logger?.debug({ err: error }, 'Kafka access check: no answer yet; retrying later');
+    return error;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -207,6 +207,39 @@ describe('the worker refused by a secured Kafka', () => {
     expect(expiredTokens.issued.length).toBeGreaterThan(0);
   });
 
+  it('exits when it speaks plaintext to the brokers’ TLS listener', async () => {
+    const password = kafka.password('worker');
+    const env = environment({ kind: 'sasl', mechanism: 'scram-sha-512', user: 'worker', password });
+    delete env['KAFKA_SSL'];
+    delete env['KAFKA_SSL_CA_FILE'];
+    await expectRefused(
+      env,
+      'payflow-bridge failed to start: Kafka: the brokers closed the connection as soon as it ' +
+        'opened, 4 times (SASL SCRAM-SHA-512, user worker): does their listener expect TLS ' +
+        '(KAFKA_SSL) or SASL (KAFKA_SASL_MECHANISM)?',
+      password,
+    );
+  });
+
+  it('exits when it does not authenticate to the brokers’ SASL listener', async () => {
+    const env = environment({
+      kind: 'sasl',
+      mechanism: 'scram-sha-512',
+      user: 'worker',
+      password: 'x',
+    });
+    for (const name of ['KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD']) {
+      delete env[name];
+    }
+    await expectRefused(
+      env,
+      'payflow-bridge failed to start: Kafka: the brokers closed the connection as soon as it ' +
+        'opened, 4 times (TLS, no authentication): does their listener expect TLS (KAFKA_SSL) ' +
+        'or SASL (KAFKA_SASL_MECHANISM)?',
+      kafka.password('worker'),
+    );
+  });
+
   it('exits saying it may not DESCRIBE its topics when its ACLs are missing', async () => {
     const password = kafka.password('worker');
     const topics = topicSetFor('sec_refused');
