@@ -24,8 +24,11 @@
  * - `brokers.saslSsl`, `brokers.ssl`, `brokers.plaintext`: host:port lists per listener.
  * - `caFile` (the CA the brokers' certificate is signed by), `otherCaFile` (an unrelated CA:
  *   the "untrusted CA" case), both PEM files.
- * - `users`: name → password (SCRAM-SHA-512 and PLAIN); `admin` is a super user, the others
- *   (default `worker`, `operator`) have no ACL until granted one.
+ * - `users`: name → password (SCRAM-SHA-512 and PLAIN), `password(name)` one of them;
+ *   `admin` is a super user, the others (default `worker`, `operator`; `options.users`) have
+ *   no ACL until granted one.
+ * - `options.reauthMs`: the brokers' `connections.max.reauth.ms` (clients re-authenticate,
+ *   an OAUTHBEARER session ends with its token); `options.properties`: more broker settings.
  * - `clientCertificate(cn)`: a client certificate signed by the CA, as `{ certFile, keyFile }`;
  *   `untrustedClientCertificate(cn)`: the same, signed by the unrelated CA.
  * - `adminConfig()`: a kafkajs `KafkaConfig` of the super user `admin` over SASL_SSL
@@ -38,7 +41,7 @@
  * - `createTopics(names, partitions)`: as the admin, waiting for leaders.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -447,9 +450,4 @@ async function waitForAcls(
       throw new Error(`ACLs of ${principal} not applied in ${timeoutMs} ms`);
     await delay(100);
   }
-}
-
-/** True when `path` is a secured cluster's descriptor (e.g. passed in an environment variable). */
-export function isSecuredDescriptor(path: string): boolean {
-  return existsSync(path) && path.endsWith('secured.json');
 }
