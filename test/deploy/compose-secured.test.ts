@@ -14,195 +14,38 @@
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { parse } from 'yaml';
-import { z } from 'zod';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { deadLetterTopicFor } from '../../src/dead-letters/dead-letter-headers.js';
 import { requiredTopics, topicSpecs } from '../../src/messaging/topics.port.js';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const SECURED_DIR = './deploy/secured/';
-
-const scalar = z.union([z.string(), z.number(), z.boolean()]);
-const serviceSchema = z
-  .object({
-    build: z.string().optional(),
-    image: z.string().optional(),
-    command: z.array(z.string()).optional(),
-    environment: z.record(z.string(), scalar.nullable()).optional(),
-    depends_on: z.record(z.string(), z.object({ condition: z.string() })).optional(),
-    ports: z.array(z.string()).optional(),
-    volumes: z.array(z.string()).optional(),
-    secrets: z.array(z.string()).optional(),
-    healthcheck: z
-      .object({ test: z.array(z.string()).optional(), disable: z.boolean().optional() })
-      .passthrough()
-      .optional(),
-  })
-  .passthrough();
-type Service = z.infer<typeof serviceSchema>;
-const composeSchema = z.object({
-  services: z.record(z.string(), serviceSchema),
-  secrets: z.record(z.string(), z.object({ file: z.string() }).strict()).optional(),
-  volumes: z.record(z.string(), z.unknown().nullable()).optional(),
-});
-type Compose = z.infer<typeof composeSchema>;
-
-function readCompose(file: string): { text: string; compose: Compose } {
-  const text = readFileSync(join(ROOT, file), 'utf8');
-  return { text, compose: composeSchema.parse(parse(text, { merge: true })) };
-}
-
-/** The container path of a short-syntax volume (`source:target[:mode]`). */
-function volumeTarget(volume: string): string {
-  return volume.split(':')[1] ?? volume;
-}
-
-/** One service of an override merged into the base's, as compose merges them. */
-function mergeService(base: Service | undefined, override: Service): Service {
-  if (base === undefined) return override;
-  const byTarget = new Map<string, string>();
-  for (const volume of [...(base.volumes ?? []), ...(override.volumes ?? [])]) {
-    byTarget.set(volumeTarget(volume), volume);
-  }
-  return {
-    ...base,
-    ...override,
-    environment: { ...base.environment, ...override.environment },
-    depends_on: { ...base.depends_on, ...override.depends_on },
-    ports: [...new Set([...(base.ports ?? []), ...(override.ports ?? [])])],
-    volumes: [...byTarget.values()],
-    secrets: [...new Set([...(base.secrets ?? []), ...(override.secrets ?? [])])],
-    healthcheck: { ...base.healthcheck, ...override.healthcheck },
-  };
-}
-
-function mergeCompose(base: Compose, override: Compose): Compose {
-  const names = new Set([...Object.keys(base.services), ...Object.keys(override.services)]);
-  return {
-    services: Object.fromEntries(
-      [...names].map((name) => {
-        const over = override.services[name];
-        const under = base.services[name];
-        const merged = over === undefined ? under : mergeService(under, over);
-        if (merged === undefined) throw new Error(`no service ${name}`);
-        return [name, merged];
-      }),
-    ),
-    secrets: { ...base.secrets, ...override.secrets },
-    volumes: { ...base.volumes, ...override.volumes },
-  };
-}
-
-/** Java properties as Kafka reads them: `key=value` lines, `\n` and `\\` unescaped. */
-function readProperties(text: string): Map<string, string> {
-  const properties = new Map<string, string>();
-  for (const line of text.split('\n')) {
-    if (line.trim() === '' || line.startsWith('#')) continue;
-    const at = line.indexOf('=');
-    const value = line
-      .slice(at + 1)
-      .replace(/\\(.)/g, (_match, escaped: string) => (escaped === 'n' ? '\n' : escaped));
-    properties.set(line.slice(0, at), value);
-  }
-  return properties;
-}
-
-const base = readCompose('docker-compose.yml');
-const secured = readCompose('docker-compose.secured.yml');
-const merged = mergeCompose(base.compose, secured.compose);
-
-function service(name: string): Service {
-  const found = merged.services[name];
-  if (found === undefined) throw new Error(`the secured variant has no service ${name}`);
-  return found;
-}
-
-/** Reads a required entry (the tests fail with its name when it is missing). */
-function required<T>(value: T | undefined | null, what: string): T {
-  if (value === undefined || value === null) throw new Error(`missing: ${what}`);
-  return value;
-}
+import {
+  flag,
+  listenersOf,
+  readProperties,
+  recordingKafkaTools,
+  required,
+  type Invocation,
+  SecuredVariant,
+  type Service,
+} from './compose-secured.support.js';
 
 describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
-  let generated: string;
-  /** Where a compose source path (./deploy/secured/…) is, once make-certs.sh has run. */
-  let hostPath: (source: string) => string;
-
+  let variant: SecuredVariant;
   beforeAll(() => {
-    generated = mkdtempSync(join(tmpdir(), 'compose-secured-'));
-    execFileSync('bash', [join(ROOT, 'deploy/secured/make-certs.sh'), generated], {
-      stdio: 'pipe',
-    });
-    hostPath = (source) =>
-      source.startsWith(`${SECURED_DIR}certs/`) || source.startsWith(`${SECURED_DIR}secrets/`)
-        ? join(generated, source.slice(SECURED_DIR.length))
-        : join(ROOT, source);
+    variant = new SecuredVariant();
   });
-  afterAll(() => rmSync(generated, { recursive: true, force: true }));
+  afterAll(() => variant.remove());
 
-  /**
-   * Where a file a service sees at `containerPath` comes from: a compose secret or a bind
-   * mount of this repository; undefined for a file in a named volume (made at run time).
-   */
-  function sourceOrNone(name: string, containerPath: string): string | undefined {
-    const s = service(name);
-    const secret = /^\/run\/secrets\/([^/]+)$/.exec(containerPath)?.[1];
-    if (secret !== undefined) {
-      expect({ service: name, secrets: s.secrets }).toEqual({
-        service: name,
-        secrets: expect.arrayContaining([secret]),
-      });
-      return required(merged.secrets?.[secret], `secret ${secret}`).file;
-    }
-    const volume = (s.volumes ?? []).find((entry) => volumeTarget(entry) === containerPath);
-    const source = volume?.split(':')[0];
-    return source?.startsWith('./') === true ? source : undefined;
-  }
-
-  function sourceOf(name: string, containerPath: string): string {
-    return required(sourceOrNone(name, containerPath), `${name}: a file at ${containerPath}`);
-  }
-
-  /** A service's environment as its process sees it, its files moved to this host. */
-  function envOnHost(name: string): Record<string, string> {
-    return Object.fromEntries(
-      Object.entries(service(name).environment ?? {}).map(([key, value]) => {
-        const text = value === null ? '' : String(value);
-        const source = key.endsWith('_FILE') ? sourceOrNone(name, text) : undefined;
-        return [key, source === undefined ? text : hostPath(source)];
-      }),
-    );
-  }
-
-  function workerConfig(): AppConfig {
-    return loadConfig(envOnHost('worker'));
-  }
-
-  function secretValue(name: string): string {
-    return readFileSync(hostPath(required(merged.secrets?.[name], name).file), 'utf8').replace(
-      /\n$/,
-      '',
-    );
-  }
+  const service = (name: string): Service => variant.service(name);
+  const workerConfig = (): AppConfig => loadConfig(variant.envOnHost('worker'));
 
   it('make-certs.sh: a CA, the broker’s certificate for kafka and localhost, random secrets, kept when run again', () => {
-    const certs = join(generated, 'certs');
+    const certs = join(variant.generated, 'certs');
     const ca = new X509Certificate(readFileSync(join(certs, 'ca.pem')));
     const broker = new X509Certificate(readFileSync(join(certs, 'kafka.pem')));
     expect(ca.ca).toBe(true);
@@ -220,47 +63,37 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
       'kafka-worker-password',
       'database-password',
       'payflow-client-secret',
-    ].map((name) => secretValue(name));
+    ].map((name) => variant.secretValue(name));
     for (const password of passwords) expect(password).toMatch(/^[0-9a-f]{64}$/);
     expect(new Set(passwords).size).toBe(4);
     for (const directory of ['certs', 'secrets']) {
-      expect(statSync(join(generated, directory)).mode & 0o777).toBe(0o700);
+      expect(statSync(join(variant.generated, directory)).mode & 0o777).toBe(0o700);
     }
     expect(statSync(join(certs, 'ca.key')).mode & 0o777).toBe(0o600);
 
-    const before = ['certs', 'secrets'].flatMap((directory) =>
-      readdirSync(join(generated, directory)).map((file) =>
-        readFileSync(join(generated, directory, file), 'utf8'),
-      ),
-    );
-    execFileSync('bash', [join(ROOT, 'deploy/secured/make-certs.sh'), generated], {
-      stdio: 'pipe',
-    });
-    const after = ['certs', 'secrets'].flatMap((directory) =>
-      readdirSync(join(generated, directory)).map((file) =>
-        readFileSync(join(generated, directory, file), 'utf8'),
-      ),
-    );
+    const before = variant.generatedContents();
+    variant.makeCerts();
+    const after = variant.generatedContents();
     expect(after).toEqual(before);
     // Never committed.
-    expect(readFileSync(join(ROOT, 'deploy/secured/.gitignore'), 'utf8').split('\n')).toEqual(
-      expect.arrayContaining(['certs/', 'secrets/']),
-    );
+    expect(
+      readFileSync(variant.hostPath('./deploy/secured/.gitignore'), 'utf8').split('\n'),
+    ).toEqual(expect.arrayContaining(['certs/', 'secrets/']));
   });
 
   it('mounts only files make-certs.sh makes, or scripts of this repository', () => {
-    for (const [name, secret] of Object.entries(merged.secrets ?? {})) {
+    for (const [name, secret] of Object.entries(variant.merged.secrets ?? {})) {
       expect({ name, file: secret.file }).toEqual({
         name,
         file: expect.stringMatching(/^\.\/deploy\/secured\/(certs|secrets)\/[\w.-]+$/),
       });
-      expect(existsSync(hostPath(secret.file))).toBe(true);
+      expect(existsSync(variant.hostPath(secret.file))).toBe(true);
     }
-    for (const [name, s] of Object.entries(merged.services)) {
+    for (const [name, s] of Object.entries(variant.merged.services)) {
       for (const volume of s.volumes ?? []) {
         const source = volume.split(':')[0] ?? '';
         if (!source.startsWith('./')) continue;
-        expect({ name, volume, exists: existsSync(hostPath(source)) }).toEqual({
+        expect({ name, volume, exists: existsSync(variant.hostPath(source)) }).toEqual({
           name,
           volume,
           exists: true,
@@ -275,15 +108,15 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
     expect(config.KAFKA_BROKERS).toEqual(['kafka:29092']);
     expect(config.KAFKA_SSL).toBe(true);
     expect(readFileSync(required(config.KAFKA_SSL_CA_FILE, 'KAFKA_SSL_CA_FILE'), 'utf8')).toBe(
-      readFileSync(join(generated, 'certs/ca.pem'), 'utf8'),
+      readFileSync(join(variant.generated, 'certs/ca.pem'), 'utf8'),
     );
     expect(config.KAFKA_SASL_MECHANISM).toBe('scram-sha-512');
     expect(config.KAFKA_SASL_USERNAME).toBe('payflow-bridge-worker');
-    expect(config.KAFKA_SASL_PASSWORD).toBe(secretValue('kafka-worker-password'));
-    expect(config.DATABASE_PASSWORD).toBe(secretValue('database-password'));
-    expect(config.PAYFLOW_CLIENT_SECRET).toBe(secretValue('payflow-client-secret'));
+    expect(config.KAFKA_SASL_PASSWORD).toBe(variant.secretValue('kafka-worker-password'));
+    expect(config.DATABASE_PASSWORD).toBe(variant.secretValue('database-password'));
+    expect(config.PAYFLOW_CLIENT_SECRET).toBe(variant.secretValue('payflow-client-secret'));
     expect(config.PAYFLOW_CLIENT_SECRET_FILE).toBe(
-      hostPath(required(merged.secrets?.['payflow-client-secret'], 'secret').file),
+      variant.hostPath(required(variant.merged.secrets?.['payflow-client-secret'], 'secret').file),
     );
     const env = service('worker').environment ?? {};
     expect(env).toMatchObject({
@@ -305,7 +138,7 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
   });
 
   it('gives the sandbox’s built-in client the worker’s Payflow client secret, from the same file', () => {
-    const sandbox = parseSandboxEnv(envOnHost('sandbox'));
+    const sandbox = parseSandboxEnv(variant.envOnHost('sandbox'));
     if (!sandbox.ok) throw new Error(sandbox.error);
     const file = required(sandbox.env.SANDBOX_CLIENT_SECRET_FILE, 'SANDBOX_CLIENT_SECRET_FILE');
     expect(readFileSync(file, 'utf8').replace(/\n$/, '')).toBe(
@@ -318,13 +151,13 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
     const init = service('kafka-init');
     const command = init.command ?? [];
     expect(command.slice(0, 4)).toEqual(['node', 'dist/src/cli/main.js', 'topics', 'create']);
-    const cli = loadCliConfig(envOnHost('kafka-init'));
+    const cli = loadCliConfig(variant.envOnHost('kafka-init'));
     const worker = workerConfig();
     expect(cli.KAFKA_BROKERS).toEqual(worker.KAFKA_BROKERS);
     expect(cli.KAFKA_SSL).toBe(true);
     expect(cli.KAFKA_SASL_MECHANISM).toBe('scram-sha-512');
     expect(cli.KAFKA_SASL_USERNAME).toBe('admin');
-    expect(cli.KAFKA_SASL_PASSWORD).toBe(secretValue('kafka-admin-password'));
+    expect(cli.KAFKA_SASL_PASSWORD).toBe(variant.secretValue('kafka-admin-password'));
     const partitions = Number(command[command.indexOf('--partitions') + 1]);
     const specs = topicSpecs(cli, { partitions, replicationFactor: 1 });
     expect(specs.map((spec) => spec.name)).toEqual(requiredTopics(worker));
@@ -336,19 +169,19 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
 
     beforeAll(() => {
       const kafka = service('kafka');
-      configFile = join(generated, 'broker.properties');
+      configFile = join(variant.generated, 'broker.properties');
       const env = {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         ...Object.fromEntries(
           Object.entries(kafka.environment ?? {}).map(([key, value]) => [key, String(value)]),
         ),
         BROKER_CONFIG: configFile,
-        BROKER_TLS_CERT_FILE: hostPath(sourceOf('kafka', '/etc/payflow-bridge/kafka.pem')),
-        BROKER_TLS_KEY_FILE: hostPath(sourceOf('kafka', '/run/secrets/kafka-tls-key')),
-        BROKER_TLS_CA_FILE: hostPath(sourceOf('kafka', '/etc/payflow-bridge/kafka-ca.pem')),
+        BROKER_TLS_CERT_FILE: variant.fileOf('kafka', '/etc/payflow-bridge/kafka.pem'),
+        BROKER_TLS_KEY_FILE: variant.fileOf('kafka', '/run/secrets/kafka-tls-key'),
+        BROKER_TLS_CA_FILE: variant.fileOf('kafka', '/etc/payflow-bridge/kafka-ca.pem'),
         BROKER_RENDER_ONLY: '1',
       };
-      const script = hostPath(sourceOf('kafka', required(kafka.command?.[1], 'command')));
+      const script = variant.fileOf('kafka', required(kafka.command?.[1], 'command'));
       execFileSync('bash', [script], { env, stdio: 'pipe' });
       properties = readProperties(readFileSync(configFile, 'utf8'));
     });
@@ -357,20 +190,8 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
       return required(properties.get(name), `broker property ${name}`);
     }
 
-    /** name → { host, port } of `listeners` or `advertised.listeners`. */
-    function listenersOf(name: string): Map<string, { host: string; port: string }> {
-      return new Map(
-        property(name)
-          .split(',')
-          .map((entry) => {
-            const match = required(/^(\w+):\/\/([^:]*):(\d+)$/.exec(entry), entry);
-            return [match[1] ?? '', { host: match[2] ?? '', port: match[3] ?? '' }];
-          }),
-      );
-    }
-
     it('is the same apache/kafka image as the open variant, started by the mounted script', () => {
-      expect(service('kafka').image).toBe(base.compose.services.kafka?.image);
+      expect(service('kafka').image).toBe(variant.base.compose.services.kafka?.image);
       expect(service('kafka').image).toBe('apache/kafka:3.9.1');
       expect(service('kafka').command).toEqual([
         '/bin/bash',
@@ -385,7 +206,7 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
           .split(',')
           .map((entry) => entry.split(':') as [string, string]),
       );
-      const listeners = listenersOf('listeners');
+      const listeners = listenersOf(property('listeners'));
       for (const [name, { host }] of listeners) {
         const protocol = protocols.get(name);
         expect({ name, host, protocol }).toEqual(
@@ -395,7 +216,7 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
         );
       }
       // Where the worker connects, and the port published to the host, are SASL_SSL.
-      const advertised = listenersOf('advertised.listeners');
+      const advertised = listenersOf(property('advertised.listeners'));
       const worker = workerConfig();
       for (const broker of worker.KAFKA_BROKERS) {
         const [host, port] = broker.split(':');
@@ -431,13 +252,13 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
       expect(property('ssl.keystore.type')).toBe('PEM');
       expect(property('ssl.truststore.type')).toBe('PEM');
       expect(property('ssl.keystore.certificate.chain')).toBe(
-        readFileSync(join(generated, 'certs/kafka.pem'), 'utf8').trim(),
+        readFileSync(join(variant.generated, 'certs/kafka.pem'), 'utf8').trim(),
       );
       expect(property('ssl.keystore.key')).toBe(
-        readFileSync(join(generated, 'certs/kafka.key'), 'utf8').trim(),
+        readFileSync(join(variant.generated, 'certs/kafka.key'), 'utf8').trim(),
       );
       expect(property('ssl.truststore.certificates')).toBe(
-        readFileSync(join(generated, 'certs/ca.pem'), 'utf8').trim(),
+        readFileSync(join(variant.generated, 'certs/ca.pem'), 'utf8').trim(),
       );
       // Kafka refuses a PEM store with a store password; none is set.
       expect(properties.has('ssl.keystore.password')).toBe(false);
@@ -457,85 +278,34 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
   });
 
   describe('kafka-acl-init', () => {
-    interface Invocation {
-      readonly tool: string;
-      readonly args: string[];
-      /** Contents of the files named by --command-config and --add-config-file. */
-      readonly files: Record<string, string>;
-    }
     let invocations: Invocation[];
 
     beforeAll(() => {
-      // Stand-ins of the Kafka tools that record how they were called (and the files they
-      // were handed, which the script deletes when it ends).
-      const bin = join(generated, 'tools');
-      const record = join(generated, 'tools.log');
-      execFileSync('mkdir', ['-p', bin]);
-      for (const tool of ['kafka-configs.sh', 'kafka-acls.sh']) {
-        writeFileSync(
-          join(bin, tool),
-          [
-            '#!/usr/bin/env bash',
-            'set -euo pipefail',
-            `{ printf '%s\\n' '--tool' '${tool}'`,
-            '  previous=""',
-            '  for arg in "$@"; do',
-            '    printf \'%s\\n\' "$arg"',
-            '    if [[ "$previous" == --command-config || "$previous" == --add-config-file ]]; then',
-            '      printf \'%s\\n\' "--content-of" "$(base64 -w0 "$arg")"',
-            '    fi',
-            '    previous="$arg"',
-            '  done',
-            `  printf '%s\\n' '--end'; } >>'${record}'`,
-            '',
-          ].join('\n'),
-        );
-        chmodSync(join(bin, tool), 0o755);
-      }
+      const tools = recordingKafkaTools(join(variant.generated, 'tools'));
       const init = service('kafka-acl-init');
-      const script = hostPath(
-        sourceOf('kafka-acl-init', required(init.command?.[1], 'kafka-acl-init command')),
+      const script = variant.fileOf(
+        'kafka-acl-init',
+        required(init.command?.[1], 'kafka-acl-init command'),
       );
       execFileSync('bash', [script], {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
-          ...envOnHost('kafka-acl-init'),
-          INIT_KAFKA_BIN: bin,
-          INIT_TLS_CA_FILE: hostPath(
-            sourceOf('kafka-acl-init', '/etc/payflow-bridge/kafka-ca.pem'),
+          ...variant.envOnHost('kafka-acl-init'),
+          INIT_KAFKA_BIN: tools.bin,
+          INIT_TLS_CA_FILE: variant.fileOf('kafka-acl-init', '/etc/payflow-bridge/kafka-ca.pem'),
+          INIT_ADMIN_PASSWORD_FILE: variant.fileOf(
+            'kafka-acl-init',
+            '/run/secrets/kafka-admin-password',
           ),
-          INIT_ADMIN_PASSWORD_FILE: hostPath(
-            sourceOf('kafka-acl-init', '/run/secrets/kafka-admin-password'),
-          ),
-          INIT_WORKER_PASSWORD_FILE: hostPath(
-            sourceOf('kafka-acl-init', '/run/secrets/kafka-worker-password'),
+          INIT_WORKER_PASSWORD_FILE: variant.fileOf(
+            'kafka-acl-init',
+            '/run/secrets/kafka-worker-password',
           ),
         },
         stdio: 'pipe',
       });
-      invocations = [];
-      let current: Invocation | undefined;
-      const lines = readFileSync(record, 'utf8').split('\n');
-      for (let at = 0; at < lines.length; at += 1) {
-        const line = lines[at] ?? '';
-        if (line === '--tool') {
-          current = { tool: lines[(at += 1)] ?? '', args: [], files: {} };
-        } else if (line === '--end' && current !== undefined) {
-          invocations.push(current);
-          current = undefined;
-        } else if (line === '--content-of' && current !== undefined) {
-          const file = current.args.at(-1) ?? '';
-          current.files[file] = Buffer.from(lines[(at += 1)] ?? '', 'base64').toString('utf8');
-        } else if (current !== undefined) {
-          current.args.push(line);
-        }
-      }
+      invocations = tools.invocations();
     });
-
-    function flag(invocation: Invocation, name: string): string | undefined {
-      const index = invocation.args.indexOf(name);
-      return index < 0 ? undefined : invocation.args[index + 1];
-    }
 
     it('runs on the broker’s image, after the broker is up, before the worker', () => {
       const init = service('kafka-acl-init');
@@ -555,10 +325,11 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
         expect(Object.fromEntries(config)).toEqual({
           'security.protocol': 'SASL_SSL',
           'sasl.mechanism': 'SCRAM-SHA-512',
-          'sasl.jaas.config': `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="${secretValue('kafka-admin-password')}";`,
+          'sasl.jaas.config': `org.apache.kafka.common.security.scram.ScramLoginModule required username="admin" password="${variant.secretValue('kafka-admin-password')}";`,
           'ssl.truststore.type': 'PEM',
-          'ssl.truststore.location': hostPath(
-            sourceOf('kafka-acl-init', '/etc/payflow-bridge/kafka-ca.pem'),
+          'ssl.truststore.location': variant.fileOf(
+            'kafka-acl-init',
+            '/etc/payflow-bridge/kafka-ca.pem',
           ),
         });
       }
@@ -638,14 +409,15 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
       'kafka-worker-password',
       'database-password',
       'payflow-client-secret',
-    ].map((name) => secretValue(name));
-    const keyBody = readFileSync(join(generated, 'certs/kafka.key'), 'utf8').split('\n')[1] ?? '';
-    for (const text of [base.text, secured.text]) {
+    ].map((name) => variant.secretValue(name));
+    const keyBody =
+      readFileSync(join(variant.generated, 'certs/kafka.key'), 'utf8').split('\n')[1] ?? '';
+    for (const text of [variant.base.text, variant.secured.text]) {
       for (const value of [...values, keyBody]) expect(text).not.toContain(value);
     }
     const secretName = /(PASSWORD|SECRET|TOKEN|_KEY)$/;
     // In the secured file: a secret variable is empty (unset) or points at a compose secret.
-    for (const [name, s] of Object.entries(secured.compose.services)) {
+    for (const [name, s] of Object.entries(variant.secured.compose.services)) {
       for (const [key, value] of Object.entries(s.environment ?? {})) {
         if (secretName.test(key)) expect({ name, key, value }).toEqual({ name, key, value: '' });
         if (secretName.test(key.replace(/_FILE$/, '')) && key.endsWith('_FILE')) {
@@ -659,7 +431,7 @@ describe('docker-compose.secured.yml (merged over docker-compose.yml)', () => {
       }
     }
     // Merged: no service is left with a secret written in its environment.
-    for (const [name, s] of Object.entries(merged.services)) {
+    for (const [name, s] of Object.entries(variant.merged.services)) {
       for (const [key, value] of Object.entries(s.environment ?? {})) {
         if (secretName.test(key)) expect({ name, key, value }).toEqual({ name, key, value: '' });
       }
