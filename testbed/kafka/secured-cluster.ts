@@ -52,6 +52,7 @@ import {
   Kafka,
   logLevel,
   ResourcePatternTypes,
+  type AclEntry,
   type Admin,
   type KafkaConfig,
 } from 'kafkajs';
@@ -384,18 +385,7 @@ const OPERATIONS: Record<KafkaAclOperation, AclOperationTypes> = {
   IDEMPOTENT_WRITE: AclOperationTypes.IDEMPOTENT_WRITE,
 };
 
-function toKafkajsAcl(
-  principal: string,
-  acl: KafkaAcl,
-): {
-  resourceType: AclResourceTypes;
-  resourceName: string;
-  resourcePatternType: ResourcePatternTypes;
-  principal: string;
-  host: string;
-  operation: AclOperationTypes;
-  permissionType: AclPermissionTypes;
-} {
+function toKafkajsAcl(principal: string, acl: KafkaAcl): AclEntry {
   return {
     resourceType: RESOURCE_TYPES[acl.resourceType],
     resourceName: acl.resourceName,
