@@ -411,17 +411,11 @@ export class DeliveryEngine {
   }
 
   private onCrash(error: Error, restarting: boolean): void {
-    if (restarting && error instanceof KafkaAuthorizationError) {
-      // An ACL withdrawn: KafkaAuthorizationStatus warns once when the denial starts and
-      // says when it ends; the consumer restarts (with back-off) until then.
-      this.options.logger.debug(
-        { error: describeFailure(error) },
-        'order events: Kafka consumer denied; it restarts after a back-off',
-      );
-      return;
-    }
     if (restarting) {
-      this.options.logger.warn(
+      // A denial (an ACL withdrawn) is warned about once by KafkaAuthorizationStatus, not
+      // at each restart.
+      const level = error instanceof KafkaAuthorizationError ? 'debug' : 'warn';
+      this.options.logger[level](
         { error: describeFailure(error) },
         'order events: Kafka consumer crashed and restarts',
       );

@@ -243,4 +243,14 @@ describe('withKafkaDenialsAtDebug', () => {
       'connected',
     ]);
   });
+
+  it('also logs at debug what the caller says stands for a denial at the moment', () => {
+    const { logger, lines } = capturingLogger();
+    let denied = true;
+    const quiet = withKafkaDenialsAtDebug(logger, (text) => denied && /coordinator/.test(text));
+    quiet.error('Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator');
+    denied = false;
+    quiet.error('Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator');
+    expect(lines.map((line) => line.level)).toEqual([DEBUG, 50]);
+  });
 });

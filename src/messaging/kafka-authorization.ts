@@ -209,12 +209,13 @@ const copyOf = (access: KafkaAccess): KafkaAccess => ({
 /** kafkajs' texts of the authorization errors all end so (codes 29, 30, 31, 53). */
 const AUTHORIZATION_TEXT = /authorization failed/i;
 
-function mentionsAuthorizationFailure(args: readonly unknown[]): boolean {
-  return args.some((arg) => {
-    if (typeof arg === 'string') return AUTHORIZATION_TEXT.test(arg);
-    if (typeof arg !== 'object' || arg === null) return false;
+/** The texts of a log call: its message and its `error` field. */
+function textsOf(args: readonly unknown[]): string[] {
+  return args.flatMap((arg) => {
+    if (typeof arg === 'string') return [arg];
+    if (typeof arg !== 'object' || arg === null) return [];
     const error: unknown = Reflect.get(arg, 'error');
-    return typeof error === 'string' && AUTHORIZATION_TEXT.test(error);
+    return typeof error === 'string' ? [error] : [];
   });
 }
 
@@ -222,9 +223,15 @@ function mentionsAuthorizationFailure(args: readonly unknown[]): boolean {
  * `logger` for a kafkajs client, with kafkajs' own error and warning lines about an
  * authorization failure logged at debug: kafkajs logs one (or three) per denied request, so
  * per retry; KafkaAuthorizationStatus says it once when the denial starts and once when it
- * ends. Every other line, and every other method, is `logger`'s own.
+ * ends. `alsoDenial` names more texts that stand for a denial at the moment (kafkajs hides
+ * some causes). Every other line, and every other method, is `logger`'s own.
  */
-export function withKafkaDenialsAtDebug(logger: AppLogger): AppLogger {
+export function withKafkaDenialsAtDebug(
+  logger: AppLogger,
+  alsoDenial: (text: string) => boolean = () => false,
+): AppLogger {
+  const isDenial = (args: readonly unknown[]): boolean =>
+    textsOf(args).some((text) => AUTHORIZATION_TEXT.test(text) || alsoDenial(text));
   return new Proxy(logger, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -232,7 +239,7 @@ export function withKafkaDenialsAtDebug(logger: AppLogger): AppLogger {
         return value;
       }
       return (...args: unknown[]): void => {
-        const method: unknown = mentionsAuthorizationFailure(args) ? target.debug : value;
+        const method: unknown = isDenial(args) ? target.debug : value;
         if (typeof method === 'function') Reflect.apply(method, target, args);
       };
     },
@@ -240,8 +247,11 @@ export function withKafkaDenialsAtDebug(logger: AppLogger): AppLogger {
 }
 
 /** Client options whose logger (if any) logs kafkajs' denial lines at debug (see above). */
-export function withKafkaDenialsQuiet<T extends { readonly logger?: AppLogger }>(options: T): T {
+export function withKafkaDenialsQuiet<T extends { readonly logger?: AppLogger }>(
+  options: T,
+  alsoDenial?: (text: string) => boolean,
+): T {
   return options.logger === undefined
     ? options
-    : { ...options, logger: withKafkaDenialsAtDebug(options.logger) };
+    : { ...options, logger: withKafkaDenialsAtDebug(options.logger, alsoDenial) };
 }

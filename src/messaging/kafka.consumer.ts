@@ -14,6 +14,9 @@
  * restarts, and runs the kafkajs consumer again after a back-off (1 s doubling to 15 s), as
  * long as it takes: once READ is back it joins the group and fetches from the committed
  * offsets, so no offset is skipped; the delivery engine skips what it already holds.
+ * Meanwhile commits fail with the denial (kafkajs would resolve them without committing
+ * while it is not running). A denial ends on evidence only: a join or a heartbeat for the
+ * group, a fetch that came back for the topic.
  */
 import type {
   Consumer,
@@ -26,6 +29,7 @@ import { backoffDelayMs, type BackoffPolicy } from '../common/backoff.js';
 import { decideClientStop } from './failure-policy.js';
 import {
   asAuthorizationError,
+  KafkaAuthorizationError,
   KAFKA_CLUSTER_RESOURCE,
   type KafkaAccess,
   type KafkaAuthorizationRecorder,
@@ -90,6 +94,8 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
   /** Restarts since the last fetch that came back. */
   private restarts = 0;
   private stopped = false;
+  /** The denials this consumer met that last, by resource type (`topic` or `group`). */
+  private readonly denials = new Map<KafkaResourceType, KafkaAuthorizationError>();
 
   constructor(client: KafkaClientOptions, options: KafkaConsumerOptions) {
     const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
@@ -97,7 +103,12 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     this.groupId = options.groupId;
     this.authorization = options.authorization;
     this.restartBackoff = options.restartBackoff ?? DEFAULT_RESTART_BACKOFF;
-    this.consumer = createKafkaClient(withKafkaDenialsQuiet(client)).consumer({
+    // While a denial lasts, kafkajs' "group coordinator not found" is that denial too.
+    const quiet = withKafkaDenialsQuiet(
+      client,
+      (text) => this.denials.size > 0 && COORDINATOR_NOT_FOUND.test(text),
+    );
+    this.consumer = createKafkaClient(quiet).consumer({
       groupId: options.groupId,
       sessionTimeout,
       heartbeatInterval:
@@ -134,7 +145,7 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     this.removeListeners.push(
       this.consumer.on(events.GROUP_JOIN, (event) => {
         // JoinGroup needs READ on the group.
-        this.authorization?.permitted(this.accessTo('group'));
+        this.permitted('group');
         const assignment = Object.entries(event.payload.memberAssignment).flatMap(
           ([topic, partitions]) => partitions.map((partition) => ({ topic, partition })),
         );
@@ -147,10 +158,14 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
       this.consumer.on(events.FETCH, () => {
         // A fetch came back: READ on the topic is granted (Fetch needs it).
         this.restarts = 0;
-        this.authorization?.permitted(this.accessTo('topic'));
+        this.permitted('topic');
         handlers.onProgress?.();
       }),
-      this.consumer.on(events.HEARTBEAT, () => handlers.onProgress?.()),
+      this.consumer.on(events.HEARTBEAT, () => {
+        // Heartbeat needs READ on the group.
+        this.permitted('group');
+        handlers.onProgress?.();
+      }),
     );
     this.runConfig = {
       autoCommit: false,
@@ -189,12 +204,12 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
       handlers.onCrash(error, restarting);
       return;
     }
-    const denied = asAuthorizationError(error, (resource) => this.accessTo(resource));
+    const denied = this.deniedBy(error);
     if (denied === undefined || decideClientStop(denied) === 'give_up') {
       handlers.onCrash(error, false);
       return;
     }
-    this.authorization?.denied(denied.access, error);
+    this.recordDenial(denied, error);
     // Kafka answered: a denial is no sign of a stuck client (the transport's watchdog).
     handlers.onProgress?.();
     handlers.onCrash(denied, true);
@@ -225,6 +240,32 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     }
   }
 
+  /**
+   * The denial `error` is, if any. kafkajs hides FindCoordinator's answer (it throws
+   * KafkaJSGroupCoordinatorNotFound without a cause); FindCoordinator needs DESCRIBE on the
+   * group, which READ implies: while this consumer restarts after a denial, that is the
+   * group's ACL (otherwise it stops the consumer for good, as before).
+   */
+  private deniedBy(error: Error): KafkaAuthorizationError | undefined {
+    const denied = asAuthorizationError(error, (resource) => this.accessTo(resource));
+    if (denied !== undefined) return denied;
+    if (this.denials.size > 0 && isGroupCoordinatorNotFound(error)) {
+      return new KafkaAuthorizationError(this.accessTo('group'), error);
+    }
+    return undefined;
+  }
+
+  private recordDenial(denied: KafkaAuthorizationError, error: unknown): void {
+    this.denials.set(denied.access.resource, denied);
+    this.authorization?.denied(denied.access, error);
+  }
+
+  /** Evidence that `resource` is readable again: its denial, if any, is over. */
+  private permitted(resource: 'topic' | 'group'): void {
+    if (!this.denials.delete(resource)) return;
+    this.authorization?.permitted(this.accessTo(resource));
+  }
+
   /** What this consumer was attempting on a resource of `resource`'s type. */
   private accessTo(resource: KafkaResourceType): KafkaAccess {
     switch (resource) {
@@ -247,18 +288,21 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
     if (partitions.length > 0) this.consumer.resume(groupByTopic(partitions));
   }
 
-  /** OffsetCommit needs READ on the group and on the topic: its answer says whether they are granted. */
+  /**
+   * OffsetCommit needs READ on the group and on the topic. While a denial lasts the commit
+   * fails with it: kafkajs, stopped or joining, would resolve it without committing.
+   */
   async commit(offsets: readonly TopicPartitionOffset[]): Promise<void> {
+    const pending = this.denials.values().next();
+    if (!pending.done) throw pending.value;
     try {
       await this.consumer.commitOffsets(offsets.map((offset) => ({ ...offset })));
     } catch (error) {
       const denied = asAuthorizationError(error, (resource) => this.accessTo(resource));
       if (denied === undefined) throw error;
-      this.authorization?.denied(denied.access, error);
+      this.recordDenial(denied, error);
       throw denied;
     }
-    this.authorization?.permitted(this.accessTo('group'));
-    this.authorization?.permitted(this.accessTo('topic'));
   }
 
   async disconnect(): Promise<void> {
@@ -278,6 +322,17 @@ export function createKafkaPartitionConsumer(
   options: KafkaConsumerOptions,
 ): KafkaPartitionConsumer {
   return new KafkaPartitionConsumer(client, options);
+}
+
+const COORDINATOR_NOT_FOUND = /KafkaJSGroupCoordinatorNotFound|Failed to find group coordinator/;
+
+/** kafkajs found no coordinator for the group (it swallows why), possibly wrapped. */
+function isGroupCoordinatorNotFound(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 6; depth++) {
+    if (current.name === 'KafkaJSGroupCoordinatorNotFound') return true;
+    current = Reflect.get(current, 'cause') ?? Reflect.get(current, 'originalError');
+  }
+  return false;
 }
 
 function groupByTopic(

@@ -23,6 +23,12 @@ export type BatchOutcome =
       readonly published?: number;
     };
 
+/** Rows an outcome published (a failed bucket may have published its other topics' rows). */
+export function publishedBy(outcome: BatchOutcome): number {
+  if (outcome.kind === 'published') return outcome.count;
+  return outcome.kind === 'failed' ? (outcome.published ?? 0) : 0;
+}
+
 export interface BucketBackoffOptions {
   readonly initialMs: number;
   readonly maxMs: number;

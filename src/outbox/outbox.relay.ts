@@ -42,12 +42,8 @@ import { describeError } from '../common/app-error.js';
 import { backoffDelay } from '../common/backoff.js';
 import { sleep, withinOrUndefined } from '../common/sleep.js';
 import { Database, type ListenHandle } from '../database/database.js';
-import {
-  MESSAGE_PRODUCER,
-  type MessageProducer,
-  type OutboundMessage,
-} from '../messaging/messaging.ports.js';
-import { BucketBackoff, type BatchOutcome } from './bucket-backoff.js';
+import { MESSAGE_PRODUCER, type MessageProducer } from '../messaging/messaging.ports.js';
+import { BucketBackoff, publishedBy, type BatchOutcome } from './bucket-backoff.js';
 import { BucketOwnership } from './bucket-ownership.js';
 import {
   OUTBOX_BUCKETS,
@@ -61,6 +57,7 @@ import {
 } from './relay-locks.repository.js';
 import { RelaySchedule } from './relay-schedule.js';
 import { RelayWakeup } from './relay-wakeup.js';
+import { sendByTopic } from './topic-sends.js';
 import {
   OUTBOX_RELAY_METRICS,
   OUTBOX_RELAY_OPTIONS,
@@ -386,7 +383,7 @@ export class OutboxRelay implements OutboxFlusher {
       // leader of each send() and does not linger, so a send per bucket multiplied the
       // requests by 16. Per topic, because a topic can fail alone (its WRITE withdrawn):
       // its rows stay pending while the other topics' rows are published.
-      const failedTopics = await this.sendByTopic(pending.rows);
+      const failedTopics = await sendByTopic(this.producer, pending.rows);
       const sent = pending.rows.filter((row) => !failedTopics.has(row.topic));
       await this.outbox.markPublished(
         tx,
@@ -417,31 +414,6 @@ export class OutboxRelay implements OutboxFlusher {
     return { outcomes, full };
   }
 
-  /**
-   * Sends `rows` (in id order) with one send per topic, the topics at once; returns the
-   * topics whose send failed, with their error (their rows stay pending). A key's rows of
-   * one topic go in one send, so their order holds.
-   */
-  private async sendByTopic(rows: readonly PendingOutboxMessage[]): Promise<Map<string, unknown>> {
-    const byTopic = new Map<string, OutboundMessage[]>();
-    for (const row of rows) {
-      const list = byTopic.get(row.topic);
-      if (list === undefined) byTopic.set(row.topic, [toOutboundMessage(row)]);
-      else list.push(toOutboundMessage(row));
-    }
-    const failed = new Map<string, unknown>();
-    await Promise.all(
-      [...byTopic].map(async ([topic, messages]) => {
-        try {
-          await this.producer.send(messages);
-        } catch (error) {
-          failed.set(topic, error);
-        }
-      }),
-    );
-    return failed;
-  }
-
   /** Prune and metrics sampling run beside the publishing loop, one at a time. */
   private startMaintenance(now: number): void {
     if (this.maintenance) return;
@@ -467,14 +439,4 @@ export class OutboxRelay implements OutboxFlusher {
       this.maintenance = null;
     });
   }
-}
-
-/** Rows an outcome published (a failed bucket may have published its other topics' rows). */
-function publishedBy(outcome: BatchOutcome): number {
-  if (outcome.kind === 'published') return outcome.count;
-  return outcome.kind === 'failed' ? (outcome.published ?? 0) : 0;
-}
-
-function toOutboundMessage(row: PendingOutboxMessage): OutboundMessage {
-  return { topic: row.topic, key: row.key, value: row.value, headers: row.headers };
 }
