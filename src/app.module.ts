@@ -1,6 +1,7 @@
 /**
- * The worker as one Nest application: HTTP (health, metrics, the webhook receiver)
- * plus the order-events transport, over one database, one Payflow client and one producer.
+ * The worker as one Nest application: HTTP (the webhook receiver on the public listener;
+ * health and metrics, ManagementModule, on the management listener) plus the order-events
+ * transport, over one database, one Payflow client and one producer.
  */
 import {
   Inject,
@@ -16,7 +17,7 @@ import type { AppLogger } from './common/logger.js';
 import { DatabaseModule } from './database/database.module.js';
 import { TransactionBatcher } from './database/transaction-batcher.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
-import { HealthModule } from './health/health.module.js';
+import { ManagementModule } from './management/management.module.js';
 import type { KafkaConsumerOptions } from './messaging/kafka.consumer.js';
 import type { KafkaProducerOptions } from './messaging/kafka.producer.js';
 import { MessagingModule, OrderEventsTransportModule } from './messaging/messaging.module.js';
@@ -101,7 +102,7 @@ export class AppModule {
         TracingModule.forRoot(config, overrides.tracing),
         DatabaseModule,
         MetricsModule,
-        HealthModule,
+        ManagementModule,
         PayflowModule.forRootAsync({
           isGlobal: true,
           inject: [MetricsService],

@@ -4,9 +4,11 @@
  * real replica (SIGKILL). Shared by the pipeline benchmark, the fault tests and the chaos
  * campaign; needs a build (`tsc -p tsconfig.build.json`).
  *
- * Its pino lines are read from stdout: "payflow-bridge started" gives the HTTP port (health,
- * /metrics, webhooks), "order events: consuming" marks the start of consumption, "partition
- * assignment changed" lines are counted, and warnings and errors are kept for the report.
+ * Its pino lines are read from stdout: "payflow-bridge started" gives the public port
+ * (webhooks) and the management port (health, /metrics), "order events: consuming" marks the
+ * start of consumption, "partition assignment changed" lines are counted, and warnings and
+ * errors are kept for the report. Unless the environment says otherwise, the management
+ * listener gets a port the system chooses on the loopback (several workers share a host).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs';
@@ -33,7 +35,7 @@ export interface WorkerProcessOptions {
    * (the HTTP listener is up; a worker started while Kafka is down never gets further).
    */
   readonly waitFor?: 'consuming' | 'started';
-  /** The CA that signed the worker's TLS certificate (TLS_CERT_FILE), for health checks. */
+  /** The CA that signed the worker's TLS certificate (TLS_CERT_FILE), for `getPublic`. */
   readonly ca?: string;
 }
 
@@ -53,10 +55,12 @@ export function builtWorkerMain(): string {
 export class WorkerProcess {
   /** performance.now() when the worker first logged that it consumes (its group join is done). */
   consumingAt: number | undefined;
-  /** Port of the worker's HTTP listener (health, /metrics), from its start-up line. */
+  /** Port of the worker's public listener (webhooks), from its start-up line. */
   httpPort: number | undefined;
-  /** Whether the listener serves HTTPS. */
+  /** Whether the public listener serves HTTPS. */
   tls = false;
+  /** Port of the worker's management listener (health, /metrics; plain HTTP). */
+  managementPort: number | undefined;
   /** "partition assignment changed" lines so far (rebalances this worker took part in). */
   assignments = 0;
   /** Partitions of the last assignment. */
@@ -118,11 +122,18 @@ export class WorkerProcess {
     return this.exitCodeValue;
   }
 
-  /** Base URL of the HTTP listener (http or https), once started. */
+  /** Base URL of the public listener (http or https), once started. */
   get url(): string | undefined {
     return this.httpPort === undefined
       ? undefined
       : `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.httpPort}`;
+  }
+
+  /** Base URL of the management listener (plain http), once started. */
+  get managementUrl(): string | undefined {
+    return this.managementPort === undefined
+      ? undefined
+      : `http://127.0.0.1:${this.managementPort}`;
   }
 
   /** The last lines the worker wrote (for a failure message). */
@@ -142,6 +153,8 @@ export class WorkerProcess {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: process.env.HOME ?? '/tmp',
+        MANAGEMENT_PORT: '0',
+        MANAGEMENT_HOST: '127.0.0.1',
         ...options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -196,14 +209,27 @@ export class WorkerProcess {
   }
 
   /**
-   * GET a path of the worker's HTTP listener: its status and JSON body (undefined when the
-   * body is not JSON); status 0 when it does not answer within `timeoutMs`.
+   * GET a path of the worker's management listener (/health/…, /metrics): its status and
+   * JSON body (the text when the body is not JSON); status 0 when it does not answer within
+   * `timeoutMs`.
    */
-  async get(path: string, timeoutMs = 3_000): Promise<{ status: number; body: unknown }> {
-    const base = this.url;
-    if (base === undefined) return { status: 0, body: undefined };
+  get(path: string, timeoutMs = 3_000): Promise<{ status: number; body: unknown }> {
+    return this.fetchFrom(this.managementUrl, path, timeoutMs);
+  }
+
+  /** GET a path of the worker's public listener (webhooks only), as `get` does. */
+  getPublic(path: string, timeoutMs = 3_000): Promise<{ status: number; body: unknown }> {
     if (this.tls && this.ca !== undefined)
       this.dispatcher ??= new Agent({ connect: { ca: this.ca } });
+    return this.fetchFrom(this.url, path, timeoutMs);
+  }
+
+  private async fetchFrom(
+    base: string | undefined,
+    path: string,
+    timeoutMs: number,
+  ): Promise<{ status: number; body: unknown }> {
+    if (base === undefined) return { status: 0, body: undefined };
     try {
       const response = await fetch(`${base}${path}`, {
         signal: AbortSignal.timeout(timeoutMs),
@@ -260,6 +286,7 @@ export class WorkerProcess {
       msg?: unknown;
       port?: unknown;
       tls?: unknown;
+      managementPort?: unknown;
       assigned?: unknown;
     };
     try {
@@ -272,6 +299,7 @@ export class WorkerProcess {
     if (msg === 'payflow-bridge started' && typeof parsed.port === 'number') {
       this.httpPort = parsed.port;
       this.tls = parsed.tls === true;
+      if (typeof parsed.managementPort === 'number') this.managementPort = parsed.managementPort;
       for (const wake of this.startedWaiters.splice(0)) wake();
     }
     if (msg === 'order events: consuming' && this.consumingAt === undefined) {

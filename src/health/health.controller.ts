@@ -7,14 +7,16 @@ import {
   type HealthCheckResult,
 } from '@nestjs/terminus';
 import { Database } from '../database/database.js';
+import { ServedOnManagementPort } from '../management/listener-constraint.js';
 import { OrderEventsTransport } from '../messaging/order-events.transport.js';
 
 /**
  * Liveness (the process answers and its order consumer neither crashed nor is stuck) and
  * readiness (the database answers, the order consumer is connected and Kafka answered it
- * within the last 10 s; not before start-up has finished).
+ * within the last 10 s; not before start-up has finished). On the management port only.
  */
 @Controller('health')
+@ServedOnManagementPort()
 export class HealthController {
   constructor(
     @Inject(HealthCheckService) private readonly health: HealthCheckService,

@@ -1,7 +1,10 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { ServedOnManagementPort } from '../management/listener-constraint.js';
 import { MetricsService } from './metrics.service.js';
 
+/** `GET /metrics` on the management port: the Prometheus text format. */
 @Controller('metrics')
+@ServedOnManagementPort()
 export class MetricsController {
   constructor(@Inject(MetricsService) private readonly metrics: MetricsService) {}
 

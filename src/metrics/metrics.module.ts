@@ -4,12 +4,14 @@ import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
 import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
 import { RECONCILIATION_METRICS } from '../reconciliation/reconciliation.poller.js';
 import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
-import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
 
+/**
+ * The worker's prom-client registry and the metric interfaces of every feature. The scrape
+ * endpoint (MetricsController) is served by ManagementModule, on the management port.
+ */
 @Global()
 @Module({
-  controllers: [MetricsController],
   providers: [
     MetricsService,
     { provide: ORDER_EVENTS_METRICS, useExisting: MetricsService },

@@ -12,6 +12,7 @@ import type {
   ProcessOutcome,
   RetryCause,
 } from '../messaging/transport.metrics.js';
+import type { ClientErrorReason, PublicListenerMetrics } from '../management/public-listener.js';
 import type { OutboxRelayMetrics } from '../outbox/relay.options.js';
 import type {
   PassResult,
@@ -23,7 +24,12 @@ import type { NightlyRunResult } from '../settlements/nightly/nightly-settlement
 
 @Injectable()
 export class MetricsService
-  implements OrderEventsMetrics, OutboxRelayMetrics, SettlementMetrics, ReconciliationMetrics
+  implements
+    OrderEventsMetrics,
+    OutboxRelayMetrics,
+    SettlementMetrics,
+    ReconciliationMetrics,
+    PublicListenerMetrics
 {
   readonly registry = new Registry();
 
@@ -157,6 +163,16 @@ export class MetricsService
     'When this replica last finished a reconciliation pass (0 = never)',
   );
 
+  private readonly publicRefused = this.counter(
+    'payflow_bridge_public_connections_refused_total',
+    'Connections to the public listener reset on arrival: their client already held HTTP_MAX_CONNECTIONS_PER_ADDRESS',
+  );
+  private readonly publicClientErrors = this.counter(
+    'payflow_bridge_public_client_errors_total',
+    'Clients of the public listener cut off before a request reached the application, by reason (timeout, headers_too_large, closed_early, malformed, tls_handshake)',
+    ['reason'],
+  );
+
   constructor() {
     // The event-loop delay histogram samples every 100 ms rather than prom-client's 10 ms:
     // 100 timer wake-ups a second were a good part of what an idle worker cost.
@@ -232,5 +248,11 @@ export class MetricsService
   }
   nightlyRunFailed(): void {
     this.settlementRunFailures.inc();
+  }
+  connectionRefused(): void {
+    this.publicRefused.inc();
+  }
+  clientError(reason: ClientErrorReason): void {
+    this.publicClientErrors.inc({ reason });
   }
 }

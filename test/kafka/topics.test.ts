@@ -45,6 +45,8 @@ function environment(cluster: KraftCluster, topics: TopicSet, databaseUrl: strin
     WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
     HTTP_PORT: '0',
     HTTP_HOST: '127.0.0.1',
+    MANAGEMENT_PORT: '0',
+    MANAGEMENT_HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
   };
 }

@@ -189,9 +189,9 @@ describe('order pipeline end to end', () => {
   });
 
   it('exposes health and Prometheus metrics', async () => {
-    const ready = await fetch(`${worker.url}/health/ready`);
+    const ready = await fetch(`${worker.managementUrl}/health/ready`);
     expect(ready.status).toBe(200);
-    const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+    const metrics = await (await fetch(`${worker.managementUrl}/metrics`)).text();
     expect(metrics).toMatch(
       /payflow_bridge_order_events_processed_total\{outcome="succeeded"\} [1-9]/,
     );

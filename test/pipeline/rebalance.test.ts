@@ -86,7 +86,7 @@ describe('two workers and a rebalance', () => {
     expect(orders.filter((orderId) => perOrder.get(orderId) !== 1)).toEqual([]);
     // Both members did work: the partitions were shared after the rebalance.
     for (const worker of [first, second]) {
-      const metrics = await (await fetch(`${worker.url}/metrics`)).text();
+      const metrics = await (await fetch(`${worker.managementUrl}/metrics`)).text();
       expect(metrics).toMatch(
         /payflow_bridge_order_events_processed_total\{outcome="succeeded"\} [1-9]/,
       );

@@ -147,7 +147,7 @@ describe('nightly settlements', () => {
       expect(await filesOf(db, yesterday)).toHaveLength(1);
       expect(await outboxCount(db, pipeline.topics.settlements)).toBe(before);
 
-      const metrics = await (await fetch(`${cronWorker.url}/metrics`)).text();
+      const metrics = await (await fetch(`${cronWorker.managementUrl}/metrics`)).text();
       expect(metrics).toMatch(/^payflow_bridge_settlement_pulls_total\{outcome="stored"\} 1$/m);
       expect(metrics).toMatch(/^payflow_bridge_settlement_rows_total\{kind="parsed"\} 4$/m);
       expect(metrics).toMatch(/^payflow_bridge_settlement_nights_missing 0$/m);

@@ -137,7 +137,8 @@ export interface Pipeline {
 
 /**
  * The variables every test worker needs, in process or as a child process: its database,
- * Kafka and topics, the sandbox as Payflow, a local listener, no reconciliation poller.
+ * Kafka and topics, the sandbox as Payflow, local listeners (public and management, on
+ * ports the system chooses), no reconciliation poller.
  * Callers add what their test tunes.
  */
 export function workerEnvironment(parts: {
@@ -161,6 +162,8 @@ export function workerEnvironment(parts: {
     WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
     HTTP_PORT: '0',
     HTTP_HOST: '127.0.0.1',
+    MANAGEMENT_PORT: '0',
+    MANAGEMENT_HOST: '127.0.0.1',
     RECONCILE_ENABLED: 'false',
   };
 }

@@ -46,7 +46,7 @@ describe('a consumer that crashes while the worker starts', () => {
     );
     expect(crash.message).toMatch(/session timeout/i);
 
-    const live = await fetch(`${worker.url}/health/live`);
+    const live = await fetch(`${worker.managementUrl}/health/live`);
     expect(live.status).toBe(503);
     expect(await live.json()).toMatchObject({ consumer: 'crashed' });
     await worker.shutdown();

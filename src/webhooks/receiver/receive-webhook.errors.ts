@@ -42,8 +42,12 @@ export class WebhookRejection extends Error {
     return new WebhookRejection(400, 'bad_request', message, 'rejected');
   }
 
+  /**
+   * Also the public listener's answer to every path and method it does not serve, so that
+   * it says nothing of what runs behind it.
+   */
   static notFound(): WebhookRejection {
-    return new WebhookRejection(404, 'not_found', 'no such webhook endpoint', 'rejected');
+    return new WebhookRejection(404, 'not_found', 'not found', 'rejected');
   }
 
   static payloadTooLarge(): WebhookRejection {

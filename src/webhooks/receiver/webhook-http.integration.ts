@@ -58,6 +58,8 @@ export class WebhookHttpIntegration implements OnModuleInit {
       markOutcome(request, rejection.outcome);
       void reply.code(rejection.status);
       reply.header('content-type', 'application/json; charset=utf-8');
+      // As the exception filter answers: one shape for every refusal, whoever produced it.
+      reply.header('cache-control', 'no-store');
       for (const [name, value] of Object.entries(rejection.headers)) reply.header(name, value);
       done(null, JSON.stringify(rejection.body));
     });
