@@ -25,8 +25,11 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
-EXPOSE 3000
-# GET /health/live over HTTP, or HTTPS when TLS_CERT_FILE is set (src/healthcheck.ts).
+# 3000: the public listener (HTTP_PORT), webhooks only, for Payflow. 9464: the management
+# listener (MANAGEMENT_PORT), /metrics and /health, plain HTTP: publish it to nobody, only
+# to the orchestrator's probes and Prometheus on the private network.
+EXPOSE 3000 9464
+# GET /health/live on the management listener, plain HTTP (src/healthcheck.ts).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "dist/src/healthcheck.js"]
 CMD ["node", "dist/src/main.js"]

@@ -1,27 +1,30 @@
 /**
- * The image's HEALTHCHECK: GET /health/live on the worker in this container, exit 0 when it
- * answers 200 within 3 s, else 1. A script of its own rather than curl (the slim image has
- * none) and rather than a shell one-liner: the worker serves HTTPS with the certificate of
- * TLS_CERT_FILE when that is set, and the check must follow it. It reads HTTP_PORT and
- * TLS_CERT_FILE itself, and nothing else, so that it never fails over a variable the check
- * does not need. The certificate is not verified: the check talks to 127.0.0.1, whose name
- * the certificate need not carry.
+ * The image's HEALTHCHECK: GET /health/live on the worker's management listener in this
+ * container, exit 0 when it answers 200 within 3 s, else 1. A script of its own rather than
+ * curl (the slim image has none). The management listener is plain HTTP whatever the public
+ * one speaks, so the check never needs a certificate. It reads MANAGEMENT_PORT and
+ * MANAGEMENT_HOST itself, and nothing else, so that it never fails over a variable the check
+ * does not need; a listener bound to every address is reached on 127.0.0.1.
  */
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { request } from 'node:http';
 
 const TIMEOUT_MS = 3_000;
 
 function liveUrl(env: Readonly<Record<string, string | undefined>>): URL {
-  const port = env.HTTP_PORT === undefined || env.HTTP_PORT === '' ? '3000' : env.HTTP_PORT;
-  const scheme = env.TLS_CERT_FILE === undefined || env.TLS_CERT_FILE === '' ? 'http' : 'https';
-  return new URL(`${scheme}://127.0.0.1:${port}/health/live`);
+  const port =
+    env.MANAGEMENT_PORT === undefined || env.MANAGEMENT_PORT === '' ? '9464' : env.MANAGEMENT_PORT;
+  const bound = env.MANAGEMENT_HOST ?? '';
+  const host = ['', '0.0.0.0', '::'].includes(bound)
+    ? '127.0.0.1'
+    : bound.includes(':')
+      ? `[${bound}]`
+      : bound;
+  return new URL(`http://${host}:${port}/health/live`);
 }
 
 function checkLive(url: URL): Promise<boolean> {
   return new Promise((resolve) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(url, { timeout: TIMEOUT_MS, rejectUnauthorized: false }, (res) => {
+    const req = request(url, { timeout: TIMEOUT_MS }, (res) => {
       res.resume();
       resolve(res.statusCode === 200);
     });

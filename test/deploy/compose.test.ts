@@ -2,7 +2,8 @@
  * docker-compose.yml, checked without a Docker engine: every service built from this
  * repository is given an environment its own configuration schema accepts (the worker's,
  * the CLI's, the sandbox's), the topics `kafka-init` creates are exactly the ones the worker
- * checks at start-up, and the services find one another where their variables say.
+ * checks at start-up, the services find one another where their variables say, and the
+ * worker publishes its webhook port only (its management port stays on the compose network).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ interface Service {
   readonly environment?: Record<string, string | number | boolean>;
   readonly depends_on?: Record<string, { readonly condition: string }>;
   readonly ports?: readonly string[];
+  readonly expose?: readonly (string | number)[];
 }
 
 const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), {
@@ -101,5 +103,16 @@ describe('docker-compose.yml', () => {
     expect(Number(webhooks.port)).toBe(worker.HTTP_PORT);
     expect(worker.TLS_CERT_FILE).toBe(sandbox.env.SANDBOX_WEBHOOK_CA_FILE);
     expect(envOf('sandbox').SANDBOX_WEBHOOK_WHITELIST?.split(',')).toContain('worker');
+  });
+
+  it('publishes the webhook port only, and keeps the management port on the compose network', () => {
+    const worker = loadConfig(envOf('worker'));
+    expect(worker.MANAGEMENT_PORT).not.toBe(worker.HTTP_PORT);
+    // `host:container` (or a bare container port): the container side of each mapping.
+    const published = (service('worker').ports ?? []).map((mapping) =>
+      Number(mapping.split(':').at(-1)?.split('/')[0]),
+    );
+    expect(published).toEqual([worker.HTTP_PORT]);
+    expect((service('worker').expose ?? []).map(Number)).toEqual([worker.MANAGEMENT_PORT]);
   });
 });

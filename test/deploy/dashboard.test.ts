@@ -3,6 +3,7 @@
  * `payflow_bridge_*` name in its queries is registered by the worker's metrics (the
  * MetricsService registry with the receiver's and the inbox processor's metrics added, as
  * the worker wires them). A renamed metric fails here instead of leaving a panel empty.
+ * Its scrape note sends Prometheus to the management port, where /metrics is served.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ interface Panel {
 
 const dashboard = JSON.parse(
   readFileSync(join(ROOT, 'docs', 'grafana', 'payflow-bridge.dashboard.json'), 'utf8'),
-) as { readonly uid: string; readonly panels: readonly Panel[] };
+) as { readonly uid: string; readonly description: string; readonly panels: readonly Panel[] };
 
 /** The series a query names, without the histogram suffixes Prometheus adds. */
 function seriesOf(expr: string): string[] {
@@ -51,5 +52,11 @@ describe('the Grafana dashboard', () => {
       expect(panel.targets.length).toBeGreaterThan(0);
       expect(panel.datasource.uid).toBe('${datasource}');
     }
+  });
+
+  it('says to scrape /metrics on the management port, not the public one', () => {
+    expect(dashboard.description).toContain('MANAGEMENT_PORT');
+    expect(dashboard.description).toContain(':9464/metrics');
+    expect(dashboard.description).not.toMatch(/HTTP_PORT[^,;)]*\/metrics/);
   });
 });

@@ -5,9 +5,10 @@
  * command runs there. The image broke once because the build compiled a benchmark that
  * imported a file the Dockerfile did not copy; this fails first now.
  *
- * Then the runtime stage: its CMD and HEALTHCHECK name files the build produced, the
- * compiled product imports no development dependency (the image prunes them), and the
- * healthcheck script says live or not live as the worker's /health/live answers.
+ * Then the runtime stage: its CMD and HEALTHCHECK name files the build produced, it exposes
+ * the public and the management port, the compiled product imports no development
+ * dependency (the image prunes them), and the healthcheck script says live or not live as
+ * the worker's /health/live answers on the management port, over plain HTTP.
  */
 import { execFile } from 'node:child_process';
 import {
@@ -20,7 +21,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { builtinModules } from 'node:module';
 import type { AddressInfo, Server } from 'node:net';
@@ -63,10 +64,14 @@ function packageOf(specifier: string): string {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
 }
 
-function listen(server: Server): Promise<number> {
+function listen(server: Server, host = '127.0.0.1'): Promise<number> {
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+    server.listen(0, host, () => resolve((server.address() as AddressInfo).port));
   });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
 }
 
 describe('the Dockerfile', () => {
@@ -131,6 +136,10 @@ describe('the Dockerfile', () => {
     }
   });
 
+  it('exposes the public port and the management port (the defaults of HTTP_PORT and MANAGEMENT_PORT)', () => {
+    expect(stage(undefined).exposes).toEqual(['3000', '9464']);
+  });
+
   it('compiles a product that needs no development dependency', () => {
     const builtins = new Set([...builtinModules, ...builtinModules.map((name) => `node:${name}`)]);
     const needed = new Set<string>();
@@ -163,7 +172,7 @@ describe('the Dockerfile', () => {
         (error: { code?: number }) => error.code ?? -1,
       );
 
-    it('is live when /health/live answers 200, and not otherwise', async () => {
+    it('is live when /health/live on MANAGEMENT_PORT answers 200, and not otherwise', async () => {
       let status = 200;
       const paths: string[] = [];
       const server = createHttpServer((req, res) => {
@@ -172,32 +181,52 @@ describe('the Dockerfile', () => {
       });
       const port = await listen(server);
       try {
-        await expect(healthcheck({ HTTP_PORT: String(port) })).resolves.toBe(0);
+        await expect(healthcheck({ MANAGEMENT_PORT: String(port) })).resolves.toBe(0);
         status = 503;
-        await expect(healthcheck({ HTTP_PORT: String(port) })).resolves.toBe(1);
+        await expect(healthcheck({ MANAGEMENT_PORT: String(port) })).resolves.toBe(1);
         expect(paths).toEqual(['/health/live', '/health/live']);
       } finally {
-        await new Promise((resolve) => server.close(resolve));
+        await close(server);
       }
-      await expect(healthcheck({ HTTP_PORT: String(port) })).resolves.toBe(1);
+      await expect(healthcheck({ MANAGEMENT_PORT: String(port) })).resolves.toBe(1);
     });
 
-    it('speaks HTTPS when the worker does (TLS_CERT_FILE)', async () => {
+    it('asks the management port over plain HTTP, never the public port, TLS or not', async () => {
       const tls = await selfSignedTls();
-      const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (_req, res) =>
-        res.writeHead(200).end(),
-      );
-      const port = await listen(server);
+      const live: RequestListener = (_req, res) => res.writeHead(200).end();
+      const publicServer = createHttpsServer({ key: tls.key, cert: tls.cert }, live);
+      const management = createHttpServer(live);
+      const [publicPort, managementPort] = [await listen(publicServer), await listen(management)];
       const certFile = join(context, 'worker.crt');
       writeFileSync(certFile, tls.cert);
+      const worker = { HTTP_PORT: String(publicPort), TLS_CERT_FILE: certFile };
       try {
         await expect(
-          healthcheck({ HTTP_PORT: String(port), TLS_CERT_FILE: certFile }),
+          healthcheck({ ...worker, MANAGEMENT_PORT: String(managementPort) }),
         ).resolves.toBe(0);
-        await expect(healthcheck({ HTTP_PORT: String(port) })).resolves.toBe(1);
+        // The public port answering is not enough; nor is a listener that speaks TLS.
+        await expect(healthcheck({ ...worker, MANAGEMENT_PORT: String(publicPort) })).resolves.toBe(
+          1,
+        );
       } finally {
-        await new Promise((resolve) => server.close(resolve));
+        await Promise.all([close(publicServer), close(management)]);
         rmSync(certFile, { force: true });
+      }
+      await expect(healthcheck(worker)).resolves.toBe(1);
+    });
+
+    it('follows MANAGEMENT_HOST when the listener is bound to one address', async () => {
+      const server = createHttpServer((_req, res) => res.writeHead(200).end());
+      const port = await listen(server, '127.0.0.2');
+      try {
+        await expect(
+          healthcheck({ MANAGEMENT_PORT: String(port), MANAGEMENT_HOST: '127.0.0.2' }),
+        ).resolves.toBe(0);
+        await expect(
+          healthcheck({ MANAGEMENT_PORT: String(port), MANAGEMENT_HOST: '0.0.0.0' }),
+        ).resolves.toBe(1);
+      } finally {
+        await close(server);
       }
     });
   });

@@ -1,6 +1,6 @@
 /**
  * Just enough of a Dockerfile reader for test/deploy: stages, their COPY lines, RUN
- * commands, CMD and HEALTHCHECK (exec form). Continuation lines are joined first.
+ * commands, EXPOSE, CMD and HEALTHCHECK (exec form). Continuation lines are joined first.
  */
 export interface DockerCopy {
   /** The stage it copies from (`--from=`), or undefined for the build context. */
@@ -13,6 +13,8 @@ export interface DockerStage {
   readonly name: string | undefined;
   readonly copies: DockerCopy[];
   readonly runs: string[];
+  /** The ports EXPOSE names, as written (`3000`, `9464/tcp`). */
+  readonly exposes: string[];
   cmd: string[] | undefined;
   healthcheck: string[] | undefined;
 }
@@ -41,6 +43,7 @@ export function parseDockerfile(text: string): DockerStage[] {
         name: as >= 0 ? rest[as + 1] : undefined,
         copies: [],
         runs: [],
+        exposes: [],
         cmd: undefined,
         healthcheck: undefined,
       });
@@ -59,6 +62,9 @@ export function parseDockerfile(text: string): DockerStage[] {
       }
       case 'RUN':
         current.runs.push(args);
+        break;
+      case 'EXPOSE':
+        current.exposes.push(...rest);
         break;
       case 'CMD':
         current.cmd = execForm(args);
