@@ -161,6 +161,11 @@ async function main(): Promise<void> {
     TLS_KEY_FILE: join(runDir, 'key.pem'),
     HTTP_PORT: String(slot.port),
     HTTP_HOST: '127.0.0.1',
+    // Behind the balancer every webhook connection comes from one address (as behind a real
+    // load balancer): the per-address limit must leave room for all of them.
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1024',
+    MANAGEMENT_PORT: '0',
+    MANAGEMENT_HOST: '127.0.0.1',
     RECONCILE_ENABLED: 'false',
     SETTLEMENT_ENABLED: 'false',
   });

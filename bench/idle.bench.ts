@@ -114,6 +114,8 @@ async function main(): Promise<void> {
         WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
         HTTP_PORT: '0',
         HTTP_HOST: '127.0.0.1',
+        MANAGEMENT_PORT: '0',
+        MANAGEMENT_HOST: '127.0.0.1',
         ...extraWorkerEnv(),
       },
       ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }),

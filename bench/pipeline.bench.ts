@@ -341,6 +341,8 @@ async function runScenario(
         WEBHOOK_PUBLIC_BASE_URL: 'https://127.0.0.1:3443',
         HTTP_PORT: '0',
         HTTP_HOST: '127.0.0.1',
+        MANAGEMENT_PORT: '0',
+        MANAGEMENT_HOST: '127.0.0.1',
         ...cluster.workerEnv,
         ...extraWorkerEnv(),
       },
@@ -357,7 +359,8 @@ async function runScenario(
         : { logFile: `${process.env.BENCH_WORKER_LOG}.${label}.log` }),
     });
     const rss = new RssSampler(worker.pid);
-    const metrics = worker.httpPort === undefined ? undefined : new MetricsSampler(worker.httpPort);
+    const metrics =
+      worker.managementPort === undefined ? undefined : new MetricsSampler(worker.managementPort);
     const t0 = worker.consumingAt ?? performance.now();
     const workerStartMs = round(t0 - spawnedAt);
     const cpuStart = cpuSnapshot(worker.pid, sandbox.pid, cluster.brokerPids());

@@ -245,7 +245,8 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
 
   progress.step('starting the Payflow sandbox');
   // The worker's certificate, for localhost and 127.0.0.1: the worker serves its webhooks
-  // with it, the sandbox trusts it as the webhooks' CA, the demo checks /health with it.
+  // with it and the sandbox trusts it as the webhooks' CA (/health is on the plain-HTTP
+  // management port).
   const tls = await selfSignedTls();
   const tlsFiles = {
     cert: path.join(stateDir, 'worker-cert.pem'),
@@ -254,7 +255,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   writeFileSync(tlsFiles.cert, tls.cert);
   writeFileSync(tlsFiles.key, tls.key, { mode: 0o600 });
   chmodSync(tlsFiles.key, 0o600); // `mode` applies only to a new file
-  const [sandboxPort, workerPort] = await freePorts(2);
+  const [sandboxPort, workerPort, managementPort] = await freePorts(3);
   const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
   const basicEnv = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
   const sandbox = ChildService.start(
@@ -306,6 +307,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
 
   progress.step('starting the worker and joining the topics');
   const workerUrl = `https://127.0.0.1:${workerPort}`;
+  const managementUrl = `http://127.0.0.1:${managementPort}`;
   const worker = ChildService.start(
     'worker',
     WORKER_SCRIPT,
@@ -323,6 +325,8 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
       TLS_KEY_FILE: tlsFiles.key,
       HTTP_PORT: String(workerPort),
       HTTP_HOST: '127.0.0.1',
+      MANAGEMENT_PORT: String(managementPort),
+      MANAGEMENT_HOST: '127.0.0.1',
       // The nightly settlement pull, every 2 s instead of 02:30 Europe/Oslo.
       SETTLEMENT_CRON: DEMO_SCHEDULE.cron,
       SETTLEMENT_TIMEZONE: DEMO_SCHEDULE.timeZone,
@@ -337,7 +341,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
   const observer = new Observer(kafka, 'payflow-bridge-demo-observer');
   resources.observer = observer;
   const [workerUp] = await Promise.all([
-    waitUntilUp(`${workerUrl}/health/ready`, worker, 30_000, () => interrupted !== null, tls.ca),
+    waitUntilUp(`${managementUrl}/health/ready`, worker, 30_000, () => interrupted !== null),
     observer.start(),
   ]);
   checkpoint();
@@ -414,6 +418,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     sandboxPid: sandbox.pid,
     workerPid: worker.pid,
     workerUrl,
+    managementUrl,
     databaseUrl: redact(resources.database.url),
   };
   progress.clear();

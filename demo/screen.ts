@@ -178,7 +178,10 @@ export interface Placement {
   readonly sandboxUrl: string;
   readonly sandboxPid: number;
   readonly workerPid: number;
+  /** The public listener: webhooks only. */
   readonly workerUrl: string;
+  /** The management listener: /health, /metrics. */
+  readonly managementUrl: string;
   readonly databaseUrl: string;
 }
 
@@ -262,7 +265,7 @@ export function renderScreen(input: ScreenInput): string[] {
     s.bold('Where it ran'),
     `  Kafka     ${placement.kafka}, ${placement.brokers} broker${placement.brokers === 1 ? '' : 's'}: ${placement.bootstrapServers}`,
     `  Payflow   sandbox ${placement.sandboxUrl} (pid ${placement.sandboxPid}), client sandbox-client`,
-    `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/webhooks, /health, /metrics)`,
+    `  worker    node dist/src/main.js, pid ${placement.workerPid}, ${placement.workerUrl} (/webhooks), ${placement.managementUrl} (/health, /metrics)`,
     `  Postgres  ${placement.databaseUrl} (kept until the next run)`,
     `  look      DATABASE_URL=${placement.databaseUrl} npx payflow-bridge order show SO-10043`,
   );

@@ -1,5 +1,5 @@
 /**
- * Samples of the worker's Prometheus endpoint (GET /metrics): memory as Node sees it (to
+ * Samples of the worker's Prometheus endpoint (GET /metrics on its management port): memory as Node sees it (to
  * tell the V8 heap from buffers when the RSS is high) and a few pipeline counters.
  */
 

@@ -1,12 +1,14 @@
 /**
- * The worker's HTTP part alone, for the webhook benchmark: the same fastify adapter as
- * `startWorker` (bodyLimit 256 KiB, HTTPS from TLS_CERT_FILE/TLS_KEY_FILE) with the
+ * The worker's public listener alone, for the webhook benchmark: the same fastify adapter
+ * and server as `startWorker` (PublicListener: bodyLimit 256 KiB, HTTPS from
+ * TLS_CERT_FILE/TLS_KEY_FILE, its time-outs and per-address connection limit) with the
  * config, logger, database, metrics and webhook receiver modules, and no Kafka (the full
- * worker cannot start without a broker). Configured by the environment like `main.ts`;
- * prints `{"msg":"receiver ready","port":N}` once listening; SIGTERM closes it.
+ * worker cannot start without a broker) nor management listener. Configured by the
+ * environment like `main.ts` (BENCH_CONCURRENCY above HTTP_MAX_CONNECTIONS_PER_ADDRESS
+ * needs that raised); prints `{"msg":"receiver ready","port":N}` once listening; SIGTERM
+ * closes it.
  */
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -16,7 +18,13 @@ import { LoggerModule } from '../../src/common/logger.module.js';
 import { createLogger, type AppLogger } from '../../src/common/logger.js';
 import { NestPinoLogger } from '../../src/common/nest-logger.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
+import {
+  PUBLIC_BODY_LIMIT_BYTES,
+  PublicListener,
+  publicListenerOptions,
+} from '../../src/management/public-listener.js';
 import { MetricsModule } from '../../src/metrics/metrics.module.js';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { WebhooksReceiverModule } from '../../src/webhooks/webhooks-receiver.module.js';
 
 @Module({})
@@ -43,16 +51,18 @@ class ReceiverOnlyModule {
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({ level: config.LOG_LEVEL });
-  const https =
-    config.TLS_CERT_FILE !== undefined && config.TLS_KEY_FILE !== undefined
-      ? { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) }
-      : null;
-  const adapter = new FastifyAdapter({ bodyLimit: 256 * 1024, ...(https ? { https } : {}) });
+  const publicListener = new PublicListener(publicListenerOptions(config));
+  const adapter = new FastifyAdapter({
+    bodyLimit: PUBLIC_BODY_LIMIT_BYTES,
+    ...publicListener.serverOptions(),
+  });
+  publicListener.installHooks(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(
     ReceiverOnlyModule.forRoot(config, logger),
     adapter,
     { logger: new NestPinoLogger(logger), abortOnError: false },
   );
+  publicListener.reportTo(app.get(MetricsService));
   await app.listen(config.HTTP_PORT, config.HTTP_HOST);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address !== null ? address.port : config.HTTP_PORT;

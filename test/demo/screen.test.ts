@@ -37,6 +37,7 @@ const placement = {
   sandboxPid: 2,
   workerPid: 3,
   workerUrl: 'http://127.0.0.1:4',
+  managementUrl: 'http://127.0.0.1:5',
   databaseUrl: 'postgres://postgres@127.0.0.1:5432/payflow_bridge_demo',
 };
 
