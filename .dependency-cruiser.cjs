@@ -16,7 +16,7 @@
  *                          generic: it imports nothing from src/orders (the order codec is
  *                          injected through messaging.ports.ts)
  *   5. app                 src/app.module.ts, main.ts, worker.ts, src/cli, src/health,
- *                          src/metrics: compose everything below; src/entities.ts lists
+ *                          src/metrics, src/management (the two listeners): compose everything below; src/entities.ts lists
  *                          every feature's tables for DatabaseModule.forRoot and
  *                          src/cli-data-source.ts (the TypeORM CLI's data source)
  *
@@ -30,7 +30,7 @@
 const FEATURES =
   '^src/(orders|payments|webhooks|settlements|dead-letters|outbox|reconciliation|events)/';
 const APP =
-  '^src/(app\\.module|main|worker|entities|cli-data-source)\\.ts$|^src/(cli|health|metrics)/';
+  '^src/(app\\.module|main|worker|entities|cli-data-source)\\.ts$|^src/(cli|health|metrics|management)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { loadConfig, loadDatabaseConfig, secretFromFileContent } from './app-config.js';
-import { loadCliConfig } from '../cli/cli.config.js';
 
 const required = {
   PAYFLOW_BASE_URL: 'http://127.0.0.1:4010',
@@ -77,13 +76,12 @@ describe('secrets from files (<NAME>_FILE)', () => {
     ).toThrow('Invalid configuration: PAYFLOW_CLIENT_SECRET_FILE names an empty file');
   });
 
-  it('serves the database tools and the CLI the same way', () => {
+  it('serves the database tools the same way', () => {
     const file = secretFile('db2', 'pw\n');
     expect(loadDatabaseConfig({ DATABASE_PASSWORD_FILE: file }).DATABASE_PASSWORD).toBe('pw');
-    expect(loadCliConfig({ DATABASE_PASSWORD_FILE: file }).DATABASE_PASSWORD).toBe('pw');
-    expect(() => loadCliConfig({ DATABASE_PASSWORD: 'a', DATABASE_PASSWORD_FILE: file })).toThrow(
-      'DATABASE_PASSWORD and DATABASE_PASSWORD_FILE are both set',
-    );
+    expect(() =>
+      loadDatabaseConfig({ DATABASE_PASSWORD: 'a', DATABASE_PASSWORD_FILE: file }),
+    ).toThrow('DATABASE_PASSWORD and DATABASE_PASSWORD_FILE are both set');
   });
 });
 
@@ -126,7 +124,6 @@ describe('Kafka security variables', () => {
     expect(() => loadConfig({ ...withSecret, ...variables })).toThrow(
       `Invalid configuration: ${message}`,
     );
-    expect(() => loadCliConfig(variables)).toThrow(`Invalid configuration: ${message}`);
   });
 
   it('accepts TLS with mutual TLS and SCRAM together, and defaults to none', () => {

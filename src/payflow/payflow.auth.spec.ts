@@ -144,7 +144,7 @@ describe('PayflowAuth: a rotated client secret', () => {
     expect(failure).toBeInstanceOf(PayflowError);
     expect(failure).toMatchObject({
       code: 'PAYFLOW.UNAUTHORIZED',
-      transient: false,
+      transient: true,
       endpoint: 'createPayment',
       reached: 'no',
       stage: 'token',

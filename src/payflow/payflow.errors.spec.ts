@@ -213,6 +213,38 @@ describe('withContext', () => {
     expect(error.mayHaveTakenEffect).toBe(false);
     expect(error.cause).toBe(tokenFailure);
   });
+
+  it('our own credentials refused at the token endpoint are transient for the event; a 401 on the call is not', () => {
+    const refused = errorForStatus({
+      endpoint: 'token',
+      method: 'POST',
+      status: 401,
+      body: { error: 'invalid_client' },
+      retryAfterMs: undefined,
+    });
+    const onTheCall = refused.withContext({
+      endpoint: 'createPayment',
+      method: 'POST',
+      reached: 'no',
+      status: 401,
+      payflowCode: 'invalid_client',
+      stage: 'token',
+      cause: refused,
+    });
+    expect(onTheCall).toMatchObject({ code: 'PAYFLOW.UNAUTHORIZED', transient: true });
+    expect(onTheCall.deadLetterReason).toBeUndefined();
+    const requestRefused = errorForStatus({
+      endpoint: 'createPayment',
+      method: 'POST',
+      status: 401,
+      body: { code: 'unauthorized' },
+      retryAfterMs: undefined,
+    });
+    expect(requestRefused).toMatchObject({
+      transient: false,
+      deadLetterReason: 'rejected_by_payflow',
+    });
+  });
 });
 
 describe('parseRetryAfter', () => {

@@ -194,8 +194,13 @@ export abstract class PayflowError extends AppError {
         ...kind.metadata,
       },
     });
-    this.transient = kind.transient;
-    this.deadLetterReason = kind.transient ? undefined : 'rejected_by_payflow';
+    // The token endpoint refusing the bridge's own credentials says nothing about the event:
+    // a secret rotated at Payflow before its file was updated, or a misconfiguration an
+    // operator fixes. The event waits and is retried with back-off, like Payflow being down,
+    // instead of being dead-lettered as rejected (docs/assumptions.md).
+    const ownCredentialsRefused = stage === 'token' && init.payflowCode === 'invalid_client';
+    this.transient = kind.transient || ownCredentialsRefused;
+    this.deadLetterReason = this.transient ? undefined : 'rejected_by_payflow';
     this.endpoint = init.endpoint;
     this.method = init.method;
     this.reached = init.reached;

@@ -472,7 +472,7 @@ describe('errors and organizations', () => {
     const error = await failure(
       makeClient({ clientSecret: 'wrong' }).createPayment(paymentInput()),
     );
-    expectFailure(error, 'PAYFLOW.UNAUTHORIZED', 'no', false);
+    expectFailure(error, 'PAYFLOW.UNAUTHORIZED', 'no', true);
     expect(error).toMatchObject({
       endpoint: 'createPayment',
       stage: 'token',

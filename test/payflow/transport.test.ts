@@ -172,12 +172,15 @@ describe('token request and headers', () => {
     expect(fake.count('POST', '/partner/auth/token')).toBe(2);
   });
 
-  it('a refused token request fails the call as unsent (stage token), without retrying it', async () => {
+  it('a refused token request fails the call as unsent (stage token), transient for the event, without retrying it', async () => {
     fake.routes.set('POST /partner/auth/token', (_r, res) =>
       sendJson(res, 401, { error: 'invalid_client' }),
     );
     const error = await failure(makeClient().markPaid(PAYMENT_ID));
-    expectFailure(error, 'PAYFLOW.UNAUTHORIZED', 'no', false);
+    // Our own credentials refused: the event waits for an operator (or a rotated secret
+    // file) instead of being dead-lettered as rejected.
+    expectFailure(error, 'PAYFLOW.UNAUTHORIZED', 'no', true);
+    expect(error.deadLetterReason).toBeUndefined();
     expect(error).toMatchObject({
       endpoint: 'markPaid',
       stage: 'token',
