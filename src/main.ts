@@ -6,12 +6,17 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { createLogger } from './common/logger.js';
+import { postgresConnection } from './database/connection-options.js';
 import { TopicsMissingError } from './messaging/topics.port.js';
 import { SHUTDOWN_DEADLINE_MS, startWorker } from './worker.js';
 
 function readConfig(): AppConfig {
   try {
-    return loadConfig(process.env);
+    const config = loadConfig(process.env);
+    // The database URL's sslmode and CA file are checked now, with the rest of the
+    // configuration, not only when the database is first opened (after Kafka's check).
+    postgresConnection(config);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

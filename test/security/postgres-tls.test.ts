@@ -338,13 +338,6 @@ describe('the migrations, a CLI command and the worker, compiled, over TLS', () 
         }),
         passwordRefused,
       ],
-      [
-        'sslmode=prefer',
-        () => ({ ...secured(), DATABASE_URL: server.url('localhost', 'prefer') }),
-        () =>
-          'Invalid configuration: DATABASE_URL sslmode=prefer is not supported: it falls back ' +
-          'between TLS and no TLS without saying so; use disable, require, verify-ca or verify-full',
-      ],
     ];
 
   it.each(workerFailures)('the worker with %s exits 1 with one line', async (_case, env, line) => {
@@ -358,5 +351,22 @@ describe('the migrations, a CLI command and the worker, compiled, over TLS', () 
     expect(lines).toEqual([`payflow-bridge failed to start: ${line()}`]);
     expect(result.out).toContain(line());
     expect(`${result.out}${result.err}`).not.toContain(server.password);
+  });
+
+  it('the worker with sslmode=prefer exits 1 at configuration, before anything connects', async () => {
+    const result = await runCompiled(
+      'dist/src/main.js',
+      workerEnv({ ...secured(), DATABASE_URL: server.url('localhost', 'prefer') }),
+    );
+    expect(result.code).toBe(1);
+    const lines = result.err
+      .split('\n')
+      .filter((text) => text !== '' && !/^\((node:\d+|Use `node --trace)/.test(text));
+    expect(lines).toEqual([
+      'Invalid configuration: DATABASE_URL sslmode=prefer is not supported: it falls back ' +
+        'between TLS and no TLS without saying so; use disable, require, verify-ca or verify-full',
+    ]);
+    // Refused before the logger or any connection started.
+    expect(result.out).toBe('');
   });
 });
