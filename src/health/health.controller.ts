@@ -8,6 +8,7 @@ import {
 } from '@nestjs/terminus';
 import { Database } from '../database/database.js';
 import { ServedOnManagementPort } from '../management/listener-constraint.js';
+import { KafkaAuthorizationStatus } from '../messaging/kafka-authorization.js';
 import { OrderEventsTransport } from '../messaging/order-events.transport.js';
 
 /**
@@ -24,6 +25,15 @@ export class HealthController {
     @Inject(Database) private readonly database: Database,
     @Inject(ModuleRef) private readonly modules: ModuleRef,
   ) {}
+
+  /** The denials (ACLs withdrawn) Kafka answered lately, when the application has Kafka. */
+  private authorization(): KafkaAuthorizationStatus | undefined {
+    try {
+      return this.modules.get(KafkaAuthorizationStatus, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
 
   private transport(): OrderEventsTransport | undefined {
     try {
@@ -73,6 +83,22 @@ export class HealthController {
         return ready
           ? session.up({ consumer: status })
           : session.down({ consumer: status, sinceKafkaAnsweredMs: sinceProgressMs });
+      },
+      () => {
+        // Down while Kafka denies an operation the worker needs (an ACL withdrawn): the work
+        // waits and goes on by itself once the ACL is back. Names what is denied, and since when.
+        const session = this.indicators.check('kafkaAuthorization');
+        const denials = this.authorization()?.denials() ?? [];
+        if (denials.length === 0) return session.up();
+        return session.down({
+          denied: denials.map(({ resource, name, operation, since, lastDeniedAt }) => ({
+            resource,
+            name,
+            operation,
+            since,
+            lastDeniedAt,
+          })),
+        });
       },
     ]);
   }

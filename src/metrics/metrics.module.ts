@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
+import { KAFKA_AUTHORIZATION_METRICS } from '../messaging/kafka-authorization.js';
 import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
 import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
 import { RECONCILIATION_METRICS } from '../reconciliation/reconciliation.poller.js';
@@ -18,6 +19,7 @@ import { MetricsService } from './metrics.service.js';
     { provide: OUTBOX_RELAY_METRICS, useExisting: MetricsService },
     { provide: SETTLEMENT_METRICS, useExisting: MetricsService },
     { provide: RECONCILIATION_METRICS, useExisting: MetricsService },
+    { provide: KAFKA_AUTHORIZATION_METRICS, useExisting: MetricsService },
     // Features that register their own metrics (the webhook receiver) take the registry.
     {
       provide: Registry,
@@ -31,6 +33,7 @@ import { MetricsService } from './metrics.service.js';
     OUTBOX_RELAY_METRICS,
     SETTLEMENT_METRICS,
     RECONCILIATION_METRICS,
+    KAFKA_AUTHORIZATION_METRICS,
     Registry,
   ],
 })

@@ -7,6 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeadLetterReason } from '../common/app-error.js';
+import type { KafkaAccess, KafkaAuthorizationMetrics } from '../messaging/kafka-authorization.js';
 import type {
   OrderEventsMetrics,
   ProcessOutcome,
@@ -29,7 +30,8 @@ export class MetricsService
     OutboxRelayMetrics,
     SettlementMetrics,
     ReconciliationMetrics,
-    PublicListenerMetrics
+    PublicListenerMetrics,
+    KafkaAuthorizationMetrics
 {
   readonly registry = new Registry();
 
@@ -173,6 +175,17 @@ export class MetricsService
     ['reason'],
   );
 
+  private readonly kafkaDenials = this.counter(
+    'payflow_bridge_kafka_authorization_denials_total',
+    'Kafka authorization denials (an ACL withdrawn while running), one per streak, by resource type, name and operation',
+    ['resource', 'name', 'operation'],
+  );
+  private readonly kafkaDenied = this.gauge(
+    'payflow_bridge_kafka_authorization_denied',
+    '1 while Kafka denies the operation on the resource (the work waits), 0 once it is permitted again',
+    ['resource', 'name', 'operation'],
+  );
+
   constructor() {
     // The event-loop delay histogram samples every 100 ms rather than prom-client's 10 ms:
     // 100 timer wake-ups a second were a good part of what an idle worker cost.
@@ -254,5 +267,18 @@ export class MetricsService
   }
   clientError(reason: ClientErrorReason): void {
     this.publicClientErrors.inc({ reason });
+  }
+  kafkaAuthorizationDenied(access: KafkaAccess): void {
+    this.kafkaDenials.inc({
+      resource: access.resource,
+      name: access.name,
+      operation: access.operation,
+    });
+  }
+  kafkaAuthorizationDeniedNow(access: KafkaAccess, denied: boolean): void {
+    this.kafkaDenied.set(
+      { resource: access.resource, name: access.name, operation: access.operation },
+      denied ? 1 : 0,
+    );
   }
 }
