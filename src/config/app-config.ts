@@ -361,21 +361,21 @@ function checkPair<C extends object>(
   }
 }
 
-const kafkaSecuritySchema = envSchema.pick({
-  KAFKA_SSL: true,
-  KAFKA_SSL_CA_FILE: true,
-  KAFKA_SSL_CERT_FILE: true,
-  KAFKA_SSL_KEY_FILE: true,
-  KAFKA_SASL_MECHANISM: true,
-  KAFKA_SASL_USERNAME: true,
-  KAFKA_SASL_PASSWORD: true,
-  KAFKA_SASL_OAUTHBEARER_TOKEN_URL: true,
-  KAFKA_SASL_OAUTHBEARER_CLIENT_ID: true,
-  KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: true,
-  KAFKA_SASL_OAUTHBEARER_SCOPE: true,
-});
 /** The variables that say how to reach the brokers securely (TLS, SASL). */
-export type KafkaSecurityConfig = z.output<typeof kafkaSecuritySchema>;
+export type KafkaSecurityConfig = Pick<
+  z.output<typeof envSchema>,
+  | 'KAFKA_SSL'
+  | 'KAFKA_SSL_CA_FILE'
+  | 'KAFKA_SSL_CERT_FILE'
+  | 'KAFKA_SSL_KEY_FILE'
+  | 'KAFKA_SASL_MECHANISM'
+  | 'KAFKA_SASL_USERNAME'
+  | 'KAFKA_SASL_PASSWORD'
+  | 'KAFKA_SASL_OAUTHBEARER_TOKEN_URL'
+  | 'KAFKA_SASL_OAUTHBEARER_CLIENT_ID'
+  | 'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET'
+  | 'KAFKA_SASL_OAUTHBEARER_SCOPE'
+>;
 
 /**
  * The Kafka security variables fit together: TLS files only with KAFKA_SSL, the client
