@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { validateCronExpression } from 'cron';
 import { z } from 'zod';
 import { ValidationError } from '../common/app-error.js';
+import { fileErrorCode } from '../common/file-error.js';
 import { isTimeZone } from '../common/calendar.js';
 
 const boolean = z
@@ -297,15 +298,10 @@ export function resolveSecretFiles(
     try {
       content = secretFromFileContent(readFile(path));
     } catch (error) {
-      const code =
-        // Duck-typed: an fs error from another realm (a test's VM context) is no `Error` here.
-        typeof error === 'object' &&
-        error !== null &&
-        'code' in error &&
-        typeof error.code === 'string'
-          ? error.code
-          : 'unreadable';
-      throw new ConfigError(fileVariable, `names a file that cannot be read (${code})`);
+      throw new ConfigError(
+        fileVariable,
+        `names a file that cannot be read (${fileErrorCode(error)})`,
+      );
     }
     if (content === '') throw new ConfigError(fileVariable, 'names an empty file');
     resolved[name] = content;

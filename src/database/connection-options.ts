@@ -23,6 +23,7 @@
  * all: host, port, user, database and the other URL parameters are handed over one by one,
  * and the password only as `password`, never spliced into a URL that could be logged.
  */
+import { fileErrorCode } from '../common/file-error.js';
 import { readFileSync } from 'node:fs';
 import type { PeerCertificate } from 'node:tls';
 import { ConfigError, type DatabaseConfig } from '../config/app-config.js';
@@ -112,14 +113,10 @@ function readCa(path: string, readFile: (path: string) => string): string {
   try {
     content = readFile(path);
   } catch (error) {
-    const code =
-      typeof error === 'object' &&
-      error !== null &&
-      'code' in error &&
-      typeof error.code === 'string'
-        ? error.code
-        : 'unreadable';
-    throw new ConfigError('DATABASE_SSL_CA_FILE', `names a file that cannot be read (${code})`);
+    throw new ConfigError(
+      'DATABASE_SSL_CA_FILE',
+      `names a file that cannot be read (${fileErrorCode(error)})`,
+    );
   }
   if (!content.includes('-----BEGIN CERTIFICATE-----')) {
     throw new ConfigError('DATABASE_SSL_CA_FILE', 'holds no PEM certificate');

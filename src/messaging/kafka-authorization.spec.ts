@@ -1,7 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import type { AppLogger } from '../common/logger.js';
 import {
   asAuthorizationError,
   deniedResourceOf,
@@ -12,20 +9,7 @@ import {
   type KafkaAuthorizationMetrics,
 } from './kafka-authorization.js';
 import { classifyFailure, decideClientStop } from './failure-policy.js';
-
-/** A logger whose JSON lines the test reads. */
-function capturingLogger(): { logger: AppLogger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
+import { capturingLogger } from '../../test/support/capturing-logger.js';
 
 const WARN = 40;
 const INFO = 30;

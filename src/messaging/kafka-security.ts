@@ -8,6 +8,7 @@
  * bad credentials, a mechanism the brokers do not enable, a certificate we do not trust, a
  * client certificate they refuse. Never with a secret in it.
  */
+import { fileErrorCode } from '../common/file-error.js';
 import { readFileSync } from 'node:fs';
 import {
   ConfigError,
@@ -79,8 +80,7 @@ function readPem(
   try {
     pem = read(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
-    throw new ConfigError(variable, `cannot be read (${file}: ${code})`);
+    throw new ConfigError(variable, `cannot be read (${file}: ${fileErrorCode(error)})`);
   }
   if (!expected.test(pem)) throw new ConfigError(variable, `has no ${what} in PEM (${file})`);
   return { file, pem };

@@ -1,27 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import type { AppLogger } from '../common/logger.js';
 import { BucketBackoff } from './bucket-backoff.js';
 import type { OutboxRelayMetrics } from './relay.options.js';
-
-function capturingLogger(): { logger: AppLogger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
+import { capturingLogger } from '../../test/support/capturing-logger.js';
 
 const denied = new Error('Kafka denied WRITE on topic payflow.payment-status.v1');
 
 function backoffWith(metrics: OutboxRelayMetrics = {}) {
-  const { logger, lines } = capturingLogger();
+  // Info and up: the per-retry debug lines are not what this spec is about.
+  const { logger, lines } = capturingLogger('info');
   const backoff = new BucketBackoff({ initialMs: 100, maxMs: 5_000, metrics, logger });
   return { backoff, lines };
 }

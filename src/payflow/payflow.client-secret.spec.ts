@@ -1,26 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { pino } from 'pino';
-import type { AppLogger } from '../common/logger.js';
 import type { Credentials, HttpCall } from './payflow.call.js';
 import { ClientSecret, basicCredentials } from './payflow.client-secret.js';
-
-/** A logger whose JSON lines the test reads. */
-function capturingLogger(): { logger: AppLogger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
+import { capturingLogger } from '../../test/support/capturing-logger.js';
 
 const ANY_CALL = {} as HttpCall;
 

@@ -12,6 +12,7 @@
  * read once; a request refused with a secret that has been replaced since just uses the new one.
  * Logs name the file and never the secret.
  */
+import { fileErrorCode } from '../common/file-error.js';
 import { readFile } from 'node:fs/promises';
 import type { AppLogger } from '../common/logger.js';
 import { secretFromFileContent } from '../config/app-config.js';
@@ -43,16 +44,6 @@ export function basicCredentials(clientId: string, clientSecret: string): Creden
   const encoded = Buffer.from(`${formEncode(clientId)}:${formEncode(clientSecret)}`);
   const basic: Authorization = { header: `Basic ${encoded.toString('base64')}` };
   return { authorize: () => Promise.resolve(basic) };
-}
-
-/** The error code of a failed read (ENOENT, EACCES, …), never the content. */
-function readErrorCode(error: unknown): string {
-  return typeof error === 'object' &&
-    error !== null &&
-    'code' in error &&
-    typeof error.code === 'string'
-    ? error.code
-    : 'unreadable';
 }
 
 export class ClientSecret {
@@ -106,7 +97,7 @@ export class ClientSecret {
       secret = secretFromFileContent(await this.read(path));
     } catch (error) {
       logger.warn(
-        { file: path, code: readErrorCode(error) },
+        { file: path, code: fileErrorCode(error) },
         'payflow refused the client secret (invalid_client) and PAYFLOW_CLIENT_SECRET_FILE cannot be read again',
       );
       return undefined;

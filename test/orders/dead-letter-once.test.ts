@@ -5,15 +5,13 @@
  * (the fault campaign saw 271 in payflow_bridge_dead_letters_total for 198 rows).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import pg from 'pg';
-import type { AppLogger } from '../../src/common/logger.js';
 import { MessageProcessor } from '../../src/messaging/message-processor.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { anEnvelope, anOrderId, cancelledData, markedPaidData } from '../support/builders.js';
 import { startOrdersTestBed, type OrdersTestBed, type Pipeline } from './support/pipeline.js';
+import { capturingLogger } from '../support/capturing-logger.js';
 
 let bed: OrdersTestBed;
 let pipeline: Pipeline;
@@ -25,20 +23,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => bed.close());
-
-/** A logger whose lines the test reads. */
-function capturingLogger(): { logger: AppLogger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines };
-}
 
 describe('a dead letter delivered again', () => {
   it('is neither counted nor logged again as blocked_by_earlier_failure', async () => {

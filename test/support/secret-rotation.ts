@@ -8,9 +8,7 @@
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import type { AppLogger } from '../../src/common/logger.js';
+export { capturingLogger } from './capturing-logger.js';
 
 export interface MountedSecret {
   /** The path a deployment names in `<NAME>_FILE`. */
@@ -44,25 +42,4 @@ export function mountedSecret(name: string, value: string): MountedSecret {
       rmSync(volume, { recursive: true, force: true });
     },
   };
-}
-
-/** A logger (debug and up) whose lines, parsed, the test reads; `text` is all of them as written. */
-export function capturingLogger(): {
-  readonly logger: AppLogger;
-  readonly lines: Record<string, unknown>[];
-  text(): string;
-} {
-  const lines: Record<string, unknown>[] = [];
-  const raw: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      const written = chunk.toString('utf8');
-      raw.push(written);
-      for (const line of written.split('\n')) {
-        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, stream), lines, text: () => raw.join('') };
 }
