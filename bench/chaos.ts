@@ -10,8 +10,8 @@
  * - the sandbox answering 30 % 5xx, then 429 with Retry-After, then with 2 s of latency.
  *
  * Then it checks the parties' own records (testbed/invariants.ts: the sandbox's payments,
- * Postgres's tables, the status and dead-letter topics), prints a table and writes
- * bench/results/chaos.json. Exit 0 only with no duplicate payment, no lost event, no status
+ * Postgres's tables, the status and dead-letter topics), prints a table (with the in-doubt
+ * dead letters by event type) and writes bench/results/chaos.json. Exit 0 only with no duplicate payment, no lost event, no status
  * event missing or out of order, no worker alive but deaf, and no creation in doubt whose
  * request never left its worker.
  *
@@ -485,6 +485,7 @@ function summarize(report: InvariantReport): Record<string, unknown> {
         .filter((creation) => creation.leftProcess === false)
         .slice(0, 30),
       otherCommands: report.inDoubt.otherCommands,
+      byType: report.inDoubtByType,
       startedLeft: report.inDoubt.startedLeft,
       sample: report.inDoubt.creations.slice(0, 10),
     },

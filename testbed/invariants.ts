@@ -59,6 +59,8 @@ export interface InvariantReport {
   readonly orders: number;
   readonly tookEffect: number;
   readonly deadLettered: Record<string, number>;
+  /** Dead letters with the reason in_doubt, by the event type they were for. */
+  readonly inDoubtByType: Record<string, number>;
   readonly deadLetteredNotOnTopic: number;
   readonly lost: number;
   readonly lostSample: readonly string[];
@@ -122,6 +124,13 @@ function parse<T>(text: string): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The same counts, largest first (then by name): the order the table prints them in. */
+function sortedByCount(counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(counts).sort(([a, x], [b, y]) => y - x || a.localeCompare(b)),
+  );
 }
 
 function bump(counts: Record<string, number>, key: string): void {
@@ -254,11 +263,13 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   let lost = 0;
   const lostSample: string[] = [];
   const deadLettered: Record<string, number> = {};
+  const inDoubtByType: Record<string, number> = {};
   let deadLetteredNotOnTopic = 0;
   for (const event of input.events) {
     const reason = letterOf.get(event.eventId);
     if (reason !== undefined) {
       bump(deadLettered, reason);
+      if (reason === 'in_doubt') bump(inDoubtByType, event.type);
       if (!dlqReasons.has(event.eventId)) deadLetteredNotOnTopic++;
     } else if (processed.has(event.eventId)) {
       tookEffect++;
@@ -460,6 +471,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     orders: orders.size,
     tookEffect,
     deadLettered,
+    inDoubtByType: sortedByCount(inDoubtByType),
     deadLetteredNotOnTopic,
     lost,
     lostSample,
@@ -501,6 +513,14 @@ export function formatReport(report: InvariantReport): string {
         .map(([reason, count]) => `${reason} ${count}`)
         .join(', ') || '0',
     ],
+    [
+      'in-doubt dead letters by event type',
+      Object.keys(report.inDoubtByType).length === 0 ? '0' : '',
+    ],
+    ...Object.entries(report.inDoubtByType).map(([type, count]): [string, string] => [
+      `  ${type}`,
+      String(count),
+    ]),
     ['lost events', String(report.lost)],
     ['payments at Payflow', String(report.payflowPayments)],
     ['duplicate payments', String(report.duplicatePayments)],
