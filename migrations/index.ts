@@ -10,6 +10,7 @@ import { CommandAttemptSentAt1763866800000 } from './1763866800000-CommandAttemp
 import { OutboxLanes1763960400000 } from './1763960400000-OutboxLanes.js';
 import { InDoubtVerdicts1764046800000 } from './1764046800000-InDoubtVerdicts.js';
 import { PaymentTraceHeaders1764050400000 } from './1764050400000-PaymentTraceHeaders.js';
+import { AttemptProbe1764054000000 } from './1764054000000-AttemptProbe.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   OutboxLanes1763960400000,
   InDoubtVerdicts1764046800000,
   PaymentTraceHeaders1764050400000,
+  AttemptProbe1764054000000,
 ];

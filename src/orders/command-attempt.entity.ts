@@ -1,4 +1,4 @@
-import { Entity, Index } from 'typeorm';
+import { Column, Entity, Index } from 'typeorm';
 import { col } from '../database/columns.js';
 
 /**
@@ -38,4 +38,16 @@ export class CommandAttemptEntity {
    * attempt with it may have reached Payflow, so only such an attempt can be in doubt.
    */
   @col.timestamp('sent_at', { nullable: true }) sentAt!: Date | null;
+
+  /**
+   * What reading Payflow decided about a follow-up that would have been in doubt:
+   * took_effect, not_applied or unreadable (null: never probed).
+   */
+  @col.text('probe_outcome', { nullable: true }) probeOutcome!: string | null;
+
+  /** What was read and what it showed: `{ read, shown }`. */
+  @Column({ name: 'probe_evidence', type: 'jsonb', nullable: true })
+  probeEvidence!: { readonly read: string; readonly shown: string } | null;
+
+  @col.timestamp('probed_at', { nullable: true }) probedAt!: Date | null;
 }

@@ -90,6 +90,10 @@ const paymentIdRow = z.object({ payment_id: z.string().nullable() });
 const finishedRow = z.object({ finished: z.number().int() });
 const existsRow = z.object({ found: z.boolean() });
 
+/** What a probe read at Payflow and what it showed (`command_attempts.probe_evidence`). */
+export const probeEvidence = z.object({ read: z.string(), shown: z.string() });
+export type ProbeEvidence = z.infer<typeof probeEvidence>;
+
 const closedRow = z.object({
   attemptId: z.string(),
   eventId: z.string(),
@@ -100,6 +104,11 @@ const closedRow = z.object({
   startedAt: timestampField,
   sentAt: timestampField.nullable(),
   finishedAt: timestampField.nullable(),
+  /** What reading Payflow decided (took_effect, not_applied, unreadable), null if never probed. */
+  probeOutcome: z.string().nullable(),
+  /** What was read and what it showed. */
+  probeEvidence: probeEvidence.nullable(),
+  probedAt: timestampField.nullable(),
 });
 
 /** An attempt that ended (in doubt, resolved…), as the operator's reads show it. */
@@ -108,7 +117,8 @@ export type ClosedAttempt = z.infer<typeof closedRow>;
 const CLOSED = `
   SELECT id::text AS "attemptId", event_id::text AS "eventId", order_id AS "orderId", command,
          error_code AS "errorCode", payment_id::text AS "paymentId", started_at AS "startedAt",
-         sent_at AS "sentAt", finished_at AS "finishedAt"
+         sent_at AS "sentAt", finished_at AS "finishedAt", probe_outcome AS "probeOutcome",
+         probe_evidence AS "probeEvidence", probed_at AS "probedAt"
     FROM command_attempts`;
 
 function lease(bind: Bind, leaseMs: number): string {
@@ -135,6 +145,16 @@ export class CommandAttemptRepository {
       `${CLOSED} WHERE state = 'in_doubt' AND ($1::text IS NULL OR order_id = $1)
         ORDER BY finished_at, id`,
       [orderId ?? null],
+    );
+  }
+
+  /** The order's attempts that a probe decided (or found unreadable), oldest first. */
+  static listProbed(sql: Sql, orderId: string): Promise<ClosedAttempt[]> {
+    return queryRows(
+      sql,
+      closedRow,
+      `${CLOSED} WHERE order_id = $1 AND probe_outcome IS NOT NULL ORDER BY probed_at, id`,
+      [orderId],
     );
   }
 
