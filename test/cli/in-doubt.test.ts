@@ -37,6 +37,15 @@ interface ListItem {
     installments: number | null;
   };
   sentAt: string | null;
+  request: { left: boolean; leftSecondsAgo: number | null };
+  webhooks: {
+    received: number;
+    unprocessed: number;
+    firstReceivedAt: string | null;
+    lastReceivedAt: string | null;
+    kinds: string[];
+  };
+  probe: { outcome: string } | null;
   errorCode: string | null;
   payment: { id: string | null; state: string | null; payflowId: string | null };
   parkedEvents: number;
@@ -171,7 +180,8 @@ describe('in-doubt list and resolve --payment', () => {
     expect(line).toContain('order.payment_requested');
     expect(line).toContain('create: org-1, 1250.00 NOK, 1 line(s), 0 installment(s)');
     expect(line).toContain('payment in_doubt, Payflow id unknown');
-    expect(line).toMatch(/1 \(blocked\)$/);
+    expect(line).toMatch(/ \(\d+s ago\)/);
+    expect(line).toMatch(/Payflow id unknown\s+none\s+-\s+1 \(blocked\)$/);
 
     const json = await cli(['in-doubt', 'list', '--json']);
     expect(json.code).toBe(0);
@@ -181,10 +191,42 @@ describe('in-doubt list and resolve --payment', () => {
       organizationId: 'org-1',
       sent: { total: { amount: '1250.00', currency: 'NOK' }, lines: 1, installments: null },
       sentAt: expect.any(String),
+      request: { left: true, leftSecondsAgo: expect.any(Number) },
+      webhooks: { received: 0, unprocessed: 0, kinds: [], lastReceivedAt: null },
+      probe: null,
       errorCode: expect.any(String),
       payment: { state: 'in_doubt', payflowId: null },
       parkedEvents: 1,
       blocked: true,
+    });
+
+    // A webhook naming the payment (stored processed, so that the worker's inbox processor
+    // leaves it as it is): the list says it arrived, and when.
+    const { rows } = await db.query<{ id: string }>(
+      'SELECT id::text AS id FROM payments WHERE order_id = $1',
+      [orderId],
+    );
+    await db.query(
+      `INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, verdict, attempts,
+                                 last_error, processed_at)
+       VALUES ($1, 'status-update', $2, '{"api_key":"secret-key"}', 'accepted', 2,
+               'Payflow 503', now())`,
+      [rows[0]?.id, `dedupe-${orderId}`],
+    );
+    const withWebhook = await cli(['in-doubt', 'list']);
+    expect(withWebhook.out.split('\n').find((row) => row.startsWith(orderId))).toMatch(
+      /Payflow id unknown\s+1 \(status-update; last 20\d\d-\S+\)\s+-\s+1 \(blocked\)$/,
+    );
+    expect(withWebhook.out).not.toContain('secret-key');
+    const withWebhookJson = JSON.parse((await cli(['in-doubt', 'list', '--json'])).out) as {
+      inDoubt: ListItem[];
+    };
+    expect(withWebhookJson.inDoubt.find((item) => item.orderId === orderId)?.webhooks).toEqual({
+      received: 1,
+      unprocessed: 0,
+      firstReceivedAt: expect.any(String),
+      lastReceivedAt: expect.any(String),
+      kinds: ['status-update'],
     });
 
     // Payments that are not this order's: another total, currency, organization.
@@ -273,19 +315,7 @@ describe('in-doubt list and resolve --payment', () => {
       }),
     );
 
-    // order show: the verdict, and the payment's webhook inbox rows (one stored processed,
-    // so that the worker's inbox processor leaves it as it is).
-    const { rows } = await db.query<{ id: string }>(
-      'SELECT id::text AS id FROM payments WHERE order_id = $1',
-      [orderId],
-    );
-    await db.query(
-      `INSERT INTO webhook_inbox (payment_id, kind, dedupe_key, body, verdict, attempts,
-                                 last_error, processed_at)
-       VALUES ($1, 'status-update', $2, '{"api_key":"secret-key"}', 'accepted', 2,
-               'Payflow 503', now())`,
-      [rows[0]?.id, `dedupe-${orderId}`],
-    );
+    // order show: the verdict, and the payment's webhook inbox row stored above.
     const shown = await cli(['order', 'show', orderId]);
     expect(shown.code).toBe(0);
     expect(shown.out).toContain('In-doubt verdicts (1)');
@@ -316,6 +346,28 @@ describe('in-doubt resolve --not-created', () => {
     const orderId = anOrderId('NEVER');
     await creationInDoubt(orderId, false);
     expect(await sandboxPayments(pipeline.sandbox, orderId)).toHaveLength(0);
+
+    // Without a send mark (as an attempt recorded before sent_at existed has none), the
+    // list says the request never left.
+    await db.query(
+      `UPDATE command_attempts SET sent_at = NULL
+        WHERE order_id = $1 AND command = 'order.payment_requested'`,
+      [orderId],
+    );
+    const list = await cli(['in-doubt', 'list']);
+    expect(list.out.split('\n').find((row) => row.startsWith(orderId))).toContain(
+      'never left (no send mark)',
+    );
+    const items = (
+      JSON.parse((await cli(['in-doubt', 'list', '--json'])).out) as {
+        inDoubt: ListItem[];
+      }
+    ).inDoubt;
+    expect(items.find((item) => item.orderId === orderId)).toMatchObject({
+      sentAt: null,
+      request: { left: false, leftSecondsAgo: null },
+      webhooks: { received: 0 },
+    });
 
     const resolved = await cli(['in-doubt', 'resolve', orderId, '--not-created', '--by', 'ola']);
     expect(resolved.err).toBe('');

@@ -50,7 +50,8 @@ function operatorName(given: string | undefined): string {
 @SubCommand({
   name: 'list',
   description:
-    'orders whose Payflow call is in doubt: what was sent, when, the error, and what the bridge knows',
+    'orders whose Payflow call is in doubt: what was sent, whether and when the request left, ' +
+    'the error, what the bridge knows and the webhooks Payflow sent for the payment',
 })
 export class InDoubtListCommand extends CliCommand {
   @Option({ flags: '--json', description: 'machine-readable output (docs/operations.md)' })
@@ -62,7 +63,8 @@ export class InDoubtListCommand extends CliCommand {
     this.noExtraArguments(args);
     const database = await this.resources.database();
     const rows = await new InDoubtRepository().list(database.sql);
-    const items = rows.map(inDoubtItem);
+    const now = new Date();
+    const items = rows.map((row) => inDoubtItem(row, now));
     this.runtime.out(
       options.json === true
         ? JSON.stringify({ inDoubt: items }, null, 2)

@@ -2,7 +2,7 @@
  * The reads of `in-doubt list` and `in-doubt resolve`: the Payflow calls in doubt (an
  * attempt `in_doubt`) with what was sent and what the bridge knows. A read model serving
  * the operator: it holds no SQL, it composes the reads of the tables' repositories
- * (command_attempts, payments, installments, orders, dead_letters); the writes of a
+ * (command_attempts, payments, installments, orders, dead_letters, webhook_inbox); the writes of a
  * verdict go through those repositories too. No webhook token, no key hash; of an event's
  * payload only counts and references are taken (in-doubt.view.ts).
  */
@@ -13,7 +13,12 @@ import { PaymentRepository, type PaymentOverview } from '../../payments/payment.
 import {
   CommandAttemptRepository,
   type ClosedAttempt,
+  type ProbeEvidence,
 } from '../engine/command-attempt.repository.js';
+import {
+  WebhookInboxRepository,
+  type ReceivedWebhook,
+} from '../../webhooks/inbox/webhook-inbox.repository.js';
 import { OrderRepository } from '../order.repository.js';
 
 /** One call in doubt, as the tables hold it. */
@@ -41,6 +46,19 @@ export interface InDoubtRow {
   readonly parked: number;
   /** The value of the event's own latest dead letter. */
   readonly letterValue: Buffer | null;
+  /**
+   * The webhooks stored for the attempt's payment (Payflow names a payment by the webhook
+   * token of its callback URL; the receiver stores them under the payment's id), oldest
+   * first; never their body or headers.
+   */
+  readonly webhooks: readonly ReceivedWebhook[];
+  /**
+   * What reading Payflow found before the call was parked (a follow-up Payflow could not
+   * be read for: `unreadable`), null when it was never probed (creations, refunds, …).
+   */
+  readonly probeOutcome: string | null;
+  readonly probeEvidence: ProbeEvidence | null;
+  readonly probedAt: Date | null;
 }
 
 /** An attempt of the order settled without a verdict (by a webhook, or a run cut short). */
@@ -107,6 +125,10 @@ export class InDoubtRepository {
     const orderIds = [...new Set(attempts.map((attempt) => attempt.orderId))];
     const orders = byId(await this.orders.byIds(sql, orderIds), (row) => row.orderId);
     const letters = await this.letters.ofEvents(sql, attempts);
+    const webhooks = new Map<string, ReceivedWebhook[]>();
+    for (const webhook of await WebhookInboxRepository.listForPayments(sql, paymentIds)) {
+      webhooks.set(webhook.paymentId, [...(webhooks.get(webhook.paymentId) ?? []), webhook]);
+    }
     return attempts.map((attempt, index): InDoubtRow => {
       const payment = attempt.paymentId === null ? undefined : payments.get(attempt.paymentId);
       const order = orders.get(attempt.orderId);
@@ -130,6 +152,10 @@ export class InDoubtRepository {
         blocked: order !== undefined && order.blockedAt !== null,
         parked: letter?.parked ?? 0,
         letterValue: letter?.value ?? null,
+        webhooks: attempt.paymentId === null ? [] : (webhooks.get(attempt.paymentId) ?? []),
+        probeOutcome: attempt.probeOutcome,
+        probeEvidence: attempt.probeEvidence,
+        probedAt: attempt.probedAt,
       };
     });
   }

@@ -94,7 +94,7 @@ export class InDoubtService {
   /** Every call in doubt, the longest-waiting first. */
   async list(): Promise<InDoubtItem[]> {
     const rows = await this.deps.reads.list(this.deps.database.sql);
-    return rows.map(inDoubtItem);
+    return rows.map((row) => inDoubtItem(row));
   }
 
   async resolve(request: ResolveRequest): Promise<ResolveOutcome> {

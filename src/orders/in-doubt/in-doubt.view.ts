@@ -1,7 +1,9 @@
 /**
  * What `in-doubt list` prints: one item per Payflow call in doubt, with what was sent (for
  * a creation: organization, total, lines and installments; otherwise the command, its
- * reference and the payment it acted on), when, the error, and what the bridge knows. The
+ * reference and the payment it acted on), when, the error, and what the bridge knows:
+ * whether the request left at all (its send mark, `sent_at`) and how long ago, and which
+ * webhooks Payflow sent for the payment since. The
  * JSON field names are part of the operator interface (docs/operations.md): add, never
  * rename. Of the event's payload only counts and references are taken: no customer data.
  */
@@ -34,6 +36,45 @@ export interface InDoubtItem {
   readonly startedAt: string;
   readonly sentAt: string | null;
   readonly inDoubtSince: string | null;
+  /**
+   * Whether the request left the process, by its send mark: `sent_at` is committed just
+   * before the request is written, and the request is written only once that commit is
+   * acknowledged. `left` false ("never left"): no mark was committed, so this attempt's
+   * request was never written (the mark failed and the socket was closed before a byte went
+   * out, or the call waited behind a 429, for a connection or a token); the attempt is in
+   * doubt only because its error said the call may have taken effect, or it predates the
+   * send mark (an attempt recorded before `sent_at` existed has none).
+   */
+  readonly request: {
+    readonly left: boolean;
+    /** Whole seconds from `sent_at` to the listing; null when it never left. */
+    readonly leftSecondsAgo: number | null;
+  };
+  /**
+   * The webhooks Payflow sent for the payment (by the webhook token of its callback URL):
+   * a creation's webhook is Payflow saying the payment exists. Counts and times only.
+   */
+  readonly webhooks: {
+    /** Stored webhooks (a redelivery with the same content counts once). */
+    readonly received: number;
+    /** Of them, not processed yet (the worker's inbox processor takes them in turn). */
+    readonly unprocessed: number;
+    readonly firstReceivedAt: string | null;
+    readonly lastReceivedAt: string | null;
+    /** The kinds received (status-update, …), each once, in the order they first came. */
+    readonly kinds: readonly string[];
+  };
+  /**
+   * What reading Payflow found before the call was parked (issue 19: a follow-up is read
+   * at Payflow before it is called in doubt); null when it was never probed (creations,
+   * refunds and receipt prints cannot be read back). `unreadable`: Payflow could not be
+   * read, so a person decides; `evidence` says what was read and what it showed.
+   */
+  readonly probe: {
+    readonly outcome: string;
+    readonly evidence: { readonly read: string; readonly shown: string } | null;
+    readonly probedAt: string | null;
+  } | null;
   readonly errorCode: string | null;
   /** What the bridge knows of the payment: the one being created, or the command's target. */
   readonly payment: {
@@ -96,7 +137,8 @@ function whatWasSent(value: Buffer | null): Sent {
   };
 }
 
-export function inDoubtItem(row: InDoubtRow): InDoubtItem {
+/** The item of a row; `now` is the moment of the listing (for how long ago it left). */
+export function inDoubtItem(row: InDoubtRow, now: Date = new Date()): InDoubtItem {
   const creation = row.command === PAYMENT_CREATION;
   const sent = whatWasSent(row.letterValue);
   const currency = row.currency?.trim() ?? null;
@@ -120,6 +162,33 @@ export function inDoubtItem(row: InDoubtRow): InDoubtItem {
     startedAt: row.startedAt.toISOString(),
     sentAt: row.sentAt?.toISOString() ?? null,
     inDoubtSince: row.inDoubtSince?.toISOString() ?? null,
+    request: {
+      left: row.sentAt !== null,
+      leftSecondsAgo:
+        row.sentAt === null
+          ? null
+          : Math.max(0, Math.floor((now.getTime() - row.sentAt.getTime()) / 1000)),
+    },
+    webhooks: {
+      received: row.webhooks.length,
+      unprocessed: row.webhooks.filter((webhook) => webhook.processedAt === null).length,
+      firstReceivedAt: row.webhooks[0]?.receivedAt.toISOString() ?? null,
+      lastReceivedAt:
+        row.webhooks.length === 0
+          ? null
+          : new Date(
+              Math.max(...row.webhooks.map((webhook) => webhook.lastReceivedAt.getTime())),
+            ).toISOString(),
+      kinds: [...new Set(row.webhooks.map((webhook) => webhook.kind))],
+    },
+    probe:
+      row.probeOutcome === null
+        ? null
+        : {
+            outcome: row.probeOutcome,
+            evidence: row.probeEvidence,
+            probedAt: row.probedAt?.toISOString() ?? null,
+          },
     errorCode: row.errorCode,
     payment: { id: row.paymentId, state: row.paymentState, payflowId: row.payflowId },
     parkedEvents: row.parked,
@@ -128,6 +197,30 @@ export function inDoubtItem(row: InDoubtRow): InDoubtItem {
 }
 
 const DASH = '-';
+
+/** A duration in whole seconds, as `45s`, `12m`, `3h 05m`, `2d 4h`. */
+export function describeAge(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours}h ${String(minutes % 60).padStart(2, '0')}m`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** When the request left and how long ago, or that it never left (no send mark). */
+export function describeLeft(item: InDoubtItem): string {
+  if (!item.request.left || item.sentAt === null) return 'never left (no send mark)';
+  return `${item.sentAt} (${describeAge(item.request.leftSecondsAgo ?? 0)} ago)`;
+}
+
+/** The webhooks received for the payment: `none`, or how many, which and when. */
+export function describeWebhooks(item: InDoubtItem): string {
+  const { received, unprocessed, kinds, lastReceivedAt } = item.webhooks;
+  if (received === 0) return 'none';
+  const pending = unprocessed === 0 ? '' : `, ${unprocessed} not processed yet`;
+  return `${received} (${kinds.join(', ')}; last ${lastReceivedAt ?? '?'}${pending})`;
+}
 
 /** One cell saying what was sent. */
 export function describeSent(item: InDoubtItem): string {
@@ -153,20 +246,43 @@ function knows(item: InDoubtItem): string {
     : `payment ${state}`;
 }
 
+/** What reading Payflow found: `-` when never probed, else the outcome and its evidence. */
+export function describeProbe(item: InDoubtItem): string {
+  if (item.probe === null) return DASH;
+  const evidence = item.probe.evidence;
+  return evidence === null
+    ? item.probe.outcome
+    : `${item.probe.outcome}: ${evidence.read} showed ${evidence.shown}`;
+}
+
 /** The human-readable table of `in-doubt list`. */
 export function renderInDoubtList(items: readonly InDoubtItem[]): string {
   if (items.length === 0) return 'No Payflow call is in doubt.\n';
   const table = renderTable(
-    ['order', 'event', 'event id', 'sent', 'started', 'sent at', 'error', 'bridge knows', 'parked'],
+    [
+      'order',
+      'event',
+      'event id',
+      'sent',
+      'started',
+      'request left',
+      'error',
+      'bridge knows',
+      'webhooks',
+      'Payflow read',
+      'parked',
+    ],
     items.map((item) => [
       item.orderId,
       item.eventType,
       item.eventId,
       describeSent(item),
       item.startedAt,
-      item.sentAt ?? DASH,
+      describeLeft(item),
       item.errorCode ?? DASH,
       knows(item),
+      describeWebhooks(item),
+      describeProbe(item),
       `${item.parkedEvents}${item.blocked ? ' (blocked)' : ''}`,
     ]),
     '',
