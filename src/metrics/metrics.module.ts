@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { KAFKA_AUTHORIZATION_METRICS } from '../messaging/kafka-authorization.js';
 import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
+import { PROBE_METRICS } from '../orders/engine/probe-metrics.js';
 import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
 import { RECONCILIATION_METRICS } from '../reconciliation/reconciliation.poller.js';
 import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
@@ -20,6 +21,7 @@ import { MetricsService } from './metrics.service.js';
     { provide: SETTLEMENT_METRICS, useExisting: MetricsService },
     { provide: RECONCILIATION_METRICS, useExisting: MetricsService },
     { provide: KAFKA_AUTHORIZATION_METRICS, useExisting: MetricsService },
+    { provide: PROBE_METRICS, useExisting: MetricsService },
     // Features that register their own metrics (the webhook receiver) take the registry.
     {
       provide: Registry,
@@ -34,6 +36,7 @@ import { MetricsService } from './metrics.service.js';
     SETTLEMENT_METRICS,
     RECONCILIATION_METRICS,
     KAFKA_AUTHORIZATION_METRICS,
+    PROBE_METRICS,
     Registry,
   ],
 })

@@ -5,6 +5,7 @@
  * library for the format and its default metrics (event loop lag, heap, GC) come free.
  */
 import { Injectable } from '@nestjs/common';
+import type { ProbeOutcome } from '../orders/engine/command-spec.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeadLetterReason } from '../common/app-error.js';
 import type { KafkaAccess, KafkaAuthorizationMetrics } from '../messaging/kafka-authorization.js';
@@ -86,6 +87,11 @@ export class MetricsService
   private readonly pauseCounter = this.counter(
     'payflow_bridge_order_events_fetch_paused_total',
     'Times fetching waited because MAX_IN_FLIGHT or MAX_IN_FLIGHT_BYTES was reached',
+  );
+  private readonly probeCounter = this.counter(
+    'payflow_bridge_command_probes_total',
+    'Calls that may have taken effect, decided by reading Payflow: by command type and outcome',
+    ['type', 'outcome'],
   );
   private readonly publishedCounter = this.counter(
     'payflow_bridge_outbox_published_total',
@@ -251,6 +257,9 @@ export class MetricsService
       this.settlementPulls.inc({ outcome: 'failed' }, result.failed.length);
     this.settlementMissing.set(result.stillMissing);
     this.settlementLastRun.set(Date.now() / 1000);
+  }
+  probed(type: string, outcome: ProbeOutcome): void {
+    this.probeCounter.inc({ type, outcome });
   }
   polled(outcome: PollOutcome): void {
     this.statusPolls.inc({ outcome });

@@ -1,6 +1,6 @@
 /** order.cancelled → DELETE /api/payments/{payflow_id}; emits payment.cancelled. */
 import { Injectable } from '@nestjs/common';
-import type { PaymentStatus } from '../../payflow/payflow.types.js';
+import { PayflowError } from '../../payflow/payflow.errors.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
 import { normalizePaymentStatus } from '../../payments/payment-status.js';
@@ -8,12 +8,13 @@ import { executeTogether } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
+import { cancelGoneVerdict, cancelVerdict, type CancelResult } from './cancelled.probe.js';
 
 @Injectable()
 export class CancelledHandler extends PaymentCommandHandler<
   'order.cancelled',
   object,
-  PaymentStatus
+  CancelResult
 > {
   constructor(
     kit: PaymentCommandKit,
@@ -31,6 +32,20 @@ export class CancelledHandler extends PaymentCommandHandler<
           ...options,
           currency: target.payment.currency,
         }),
+      probe: async ({ target }, options) => {
+        try {
+          const status = await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+            ...options,
+            currency: target.payment.currency,
+          });
+          return cancelVerdict(status);
+        } catch (error) {
+          if (error instanceof PayflowError && error.code === 'PAYFLOW.NOT_FOUND') {
+            return cancelGoneVerdict();
+          }
+          throw error;
+        }
+      },
       complete: async (tx, { state: { target }, result, command }) => {
         const status = normalizePaymentStatus(result.status, { cancelledByBridge: true });
         const previous = target.payment.providerStatus;

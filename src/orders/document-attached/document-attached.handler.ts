@@ -10,6 +10,7 @@ import {
   toUploadInput,
   type MappedDocument,
 } from './document-attached.mapping.js';
+import { documentAttachedVerdict } from './document-attached.probe.js';
 
 interface AttachState {
   readonly document: MappedDocument;
@@ -41,6 +42,18 @@ export class DocumentAttachedHandler extends PaymentCommandHandler<
       },
       call: ({ target, document }, options) =>
         kit.payflow.uploadDocument(toUploadInput(target.payment.payflowId, document), options),
+      probe: async ({ target, document }, options) => {
+        const status = await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+          ...options,
+          currency: target.payment.currency,
+        });
+        const known = await documents.listForPayments(kit.database.sql, [target.payment.id]);
+        return documentAttachedVerdict(
+          status,
+          document,
+          new Set(known.flatMap((row) => row.payflowDocumentId ?? [])),
+        );
+      },
       complete: async (tx, { state: { target, document }, result, command }) => {
         await documents.attach(tx, {
           paymentId: target.payment.id,

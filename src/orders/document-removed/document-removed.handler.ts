@@ -5,6 +5,7 @@ import { DocumentRepository } from '../../payments/document.repository.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
+import { documentRemovedVerdict } from './document-removed.probe.js';
 
 interface RemoveState {
   readonly ref: string;
@@ -37,6 +38,14 @@ export class DocumentRemovedHandler extends PaymentCommandHandler<
       },
       call: ({ target, payflowDocumentId }, options) =>
         kit.payflow.deleteDocument(target.payment.payflowId, payflowDocumentId, options),
+      probe: async ({ target, payflowDocumentId }, options) =>
+        documentRemovedVerdict(
+          await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+            ...options,
+            currency: target.payment.currency,
+          }),
+          payflowDocumentId,
+        ),
       complete: async (tx, { state, command }) => {
         await documents.markRemoved(tx, state.documentRowId);
         return [

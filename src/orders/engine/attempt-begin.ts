@@ -22,7 +22,11 @@ import type { OrderEventType } from '../order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
 import { decide, type PendingOutcome } from './attempt-decision.js';
-import { CommandAttemptRepository, FRESH_ROWS } from './command-attempt.repository.js';
+import {
+  CommandAttemptRepository,
+  FRESH_ROWS,
+  type ProbedHold,
+} from './command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
 import type { OrderCommand } from './order-command.js';
 
@@ -37,6 +41,18 @@ export type Begun =
       readonly paymentId: string | null;
       /** Set when the attempt of a stopped worker, never sent, was taken over. */
       readonly takenOverUnsent?: { readonly previousOwner: string | null };
+      /** Set when the sent attempt of a stopped worker was taken over: its call is repeatable. */
+      readonly takenOverRepeatable?: { readonly previousOwner: string | null };
+    }
+  /**
+   * A stopped worker's attempt whose request left: read Payflow (outside this transaction)
+   * before deciding whether it took effect, is sent again, or is in doubt.
+   */
+  | {
+      readonly kind: 'probe';
+      readonly attemptId: string;
+      readonly paymentId: string | null;
+      readonly previousOwner: string | null;
     };
 
 /** An event waiting for the shared begin statement of its command. */
@@ -115,6 +131,25 @@ export class AttemptBegin {
       case 'in_doubt':
         return { kind: 'throw', error: inDoubtError(command, 'an earlier attempt') };
       case 'lease_expired': {
+        if (mapped !== undefined && spec.repeatable) {
+          // Harmless to repeat (PUT, re-send): never in doubt, simply sent again.
+          const attemptId = await this.attempts.takeOverProbed(tx, decision.attemptId, owner, null);
+          if (attemptId === null) return { kind: 'throw', error: busyError(command) };
+          return {
+            kind: 'start',
+            attemptId,
+            paymentId: mapped.paymentId,
+            takenOverRepeatable: { previousOwner: guard.attempt?.owner ?? null },
+          };
+        }
+        if (mapped !== undefined && spec.probe !== undefined) {
+          return {
+            kind: 'probe',
+            attemptId: decision.attemptId,
+            paymentId: mapped.paymentId,
+            previousOwner: guard.attempt?.owner ?? null,
+          };
+        }
         const cause = 'its worker stopped during the Payflow call (the attempt lease expired)';
         await this.markInDoubt(
           tx,
@@ -222,17 +257,28 @@ export class AttemptBegin {
     attemptId: string,
     errorCode: string,
     cause: string,
-  ): Promise<void> {
-    const marked = await this.attempts.markInDoubt(tx, attemptId, errorCode);
-    if (marked === undefined || spec.onFailure === undefined) return;
+    probed?: ProbedHold,
+  ): Promise<boolean> {
+    const marked = await this.attempts.markInDoubt(tx, attemptId, errorCode, probed);
+    if (marked === undefined) return false;
+    if (spec.onFailure === undefined) return true;
     const failure = { kind: 'in_doubt', paymentId: marked.paymentId, cause } as const;
     const events = await spec.onFailure(tx, failure, command);
     this.outbox.defer(tx, events, undefined, command.trace.headers());
+    return true;
   }
 
   private owner(type: OrderEventType): { command: string; owner: string; leaseMs: number } {
     return { command: type, owner: this.options.workerId, leaseMs: this.options.attemptLeaseMs };
   }
+}
+
+/** Another worker holds (or took) the event's attempt. */
+export function busyError(command: OrderCommand): OrderBusyError {
+  return new OrderBusyError(
+    `event ${command.eventId} of order ${command.orderId} is being handled elsewhere`,
+    { metadata: { orderId: command.orderId, eventId: command.eventId } },
+  );
 }
 
 export function inDoubtError(command: OrderCommand, cause: string, error?: unknown): InDoubtError {

@@ -15,3 +15,12 @@ export class AttemptSettledMeanwhileError extends Error {
     this.name = 'AttemptSettledMeanwhileError';
   }
 }
+
+/**
+ * A call that failed unclearly did not take effect, as Payflow's own state showed: its
+ * attempt is failed (no effect), and the event is retried, which sends the call again.
+ */
+export class ProbeNotAppliedError extends AppError {
+  readonly code = 'ATTEMPT.PROBE_NOT_APPLIED';
+  readonly transient = true;
+}

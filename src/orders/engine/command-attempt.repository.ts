@@ -15,6 +15,7 @@ import { timestampField } from '../../database/row-schemas.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { render, type Bind, type Part } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
+import type { ProbeEvidence, ProbeOutcome } from './command-spec.js';
 import { ProcessedEventRepository, type ProcessedEventRow } from '../processed-event.repository.js';
 import type { GuardRow } from './attempt-decision.js';
 
@@ -92,7 +93,7 @@ const existsRow = z.object({ found: z.boolean() });
 
 /** What a probe read at Payflow and what it showed (`command_attempts.probe_evidence`). */
 export const probeEvidence = z.object({ read: z.string(), shown: z.string() });
-export type ProbeEvidence = z.infer<typeof probeEvidence>;
+export type { ProbeEvidence };
 
 const closedRow = z.object({
   attemptId: z.string(),
@@ -123,6 +124,34 @@ const CLOSED = `
 
 function lease(bind: Bind, leaseMs: number): string {
   return `clock_timestamp() + make_interval(secs => ${bind(leaseMs)}::float8 / 1000)`;
+}
+
+/**
+ * How the attempt was held when it was probed, and what the probe found: `expired`, a
+ * stopped worker's sent attempt (lease run out); `own`, this worker's attempt whose call
+ * failed unclearly. The writes that follow a probe hold to the same condition, so that an
+ * attempt another worker took meanwhile is left alone.
+ */
+export interface ProbedHold {
+  readonly hold: 'expired' | 'own';
+  readonly owner: string;
+  readonly outcome: ProbeOutcome;
+  readonly evidence: ProbeEvidence;
+}
+
+/** The hold condition, for statements given probeParams from $first on (outcome, evidence, owner, hold). */
+function held(first: number): string {
+  const owner = `$${first + 2}`;
+  const hold = `$${first + 3}`;
+  return `((${hold}::text IS NULL)
+    OR (${hold} = 'own' AND owner = ${owner})
+    OR (${hold} = 'expired' AND sent_at IS NOT NULL AND lease_until <= clock_timestamp()))`;
+}
+
+/** The probe's parameters: outcome, evidence, owner, hold. */
+function probeParams(probed: ProbedHold | undefined): (string | null)[] {
+  if (probed === undefined) return [null, null, null, null];
+  return [probed.outcome, JSON.stringify(probed.evidence), probed.owner, probed.hold];
 }
 
 @Injectable()
@@ -315,12 +344,27 @@ ${fresh(bind)}
   }
 
   /** The call had no effect: failed, only while `owner` owns it (a taker-over is calling). */
-  async markFailed(tx: Sql, attemptId: string, errorCode: string, owner: string): Promise<void> {
+  async markFailed(
+    tx: Sql,
+    attemptId: string,
+    errorCode: string,
+    owner: string,
+    probe?: { readonly outcome: ProbeOutcome; readonly evidence: ProbeEvidence },
+  ): Promise<void> {
     await tx.execute(
       `UPDATE command_attempts SET state = 'failed', error_code = $2,
-              finished_at = clock_timestamp()
+              finished_at = clock_timestamp(),
+              probe_outcome = COALESCE($4, probe_outcome),
+              probe_evidence = COALESCE($5::jsonb, probe_evidence),
+              probed_at = CASE WHEN $4::text IS NULL THEN probed_at ELSE clock_timestamp() END
         WHERE id = $1 AND state = 'started' AND owner = $3`,
-      [attemptId, errorCode, owner],
+      [
+        attemptId,
+        errorCode,
+        owner,
+        probe?.outcome ?? null,
+        probe === undefined ? null : JSON.stringify(probe.evidence),
+      ],
     );
   }
 
@@ -332,15 +376,64 @@ ${fresh(bind)}
     tx: Sql,
     attemptId: string,
     errorCode: string,
+    probed?: ProbedHold,
   ): Promise<{ readonly paymentId: string | null } | undefined> {
     const [row] = await tx.query(
       `UPDATE command_attempts SET state = 'in_doubt', error_code = $2,
-              finished_at = clock_timestamp()
-        WHERE id = $1 AND state = 'started'
+              finished_at = clock_timestamp(),
+              probe_outcome = COALESCE($3, probe_outcome),
+              probe_evidence = COALESCE($4::jsonb, probe_evidence),
+              probed_at = CASE WHEN $3::text IS NULL THEN probed_at ELSE clock_timestamp() END
+        WHERE id = $1 AND state = 'started' AND ${held(3)}
        RETURNING payment_id::text AS payment_id`,
-      [attemptId, errorCode],
+      [attemptId, errorCode, ...probeParams(probed)],
     );
     return row === undefined ? undefined : { paymentId: paymentIdRow.parse(row).payment_id };
+  }
+
+  /**
+   * A probe found that the attempt's call took effect: the attempt becomes this worker's
+   * (same hold as when it was probed), with the probe recorded, for the complete step of the
+   * same transaction. False when another worker holds or took it meanwhile (busy).
+   */
+  async claimProbed(tx: Sql, attemptId: string, probed: ProbedHold): Promise<boolean> {
+    const rows = await tx.query(
+      `UPDATE command_attempts SET owner = $4, probe_outcome = $2, probe_evidence = $3::jsonb,
+              probed_at = clock_timestamp()
+        WHERE id = $1 AND state = 'started' AND ${held(2)}
+       RETURNING id::text AS id`,
+      [attemptId, ...probeParams(probed)],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * A probe found that the attempt's call did not take effect: taken over for a new call
+   * (sent again), like an attempt that never left, with the probe recorded. Only a started
+   * attempt sent by a worker whose lease ran out. Null when another worker holds it.
+   */
+  async takeOverProbed(
+    tx: Sql,
+    attemptId: string,
+    owner: AttemptOwner,
+    probe: { readonly outcome: ProbeOutcome; readonly evidence: ProbeEvidence } | null,
+  ): Promise<string | null> {
+    const { text, params } = render(
+      (bind) => `
+  UPDATE command_attempts
+     SET owner = ${bind(owner.owner)}, lease_until = ${lease(bind, owner.leaseMs)},
+         started_at = clock_timestamp(), sent_at = NULL, error_code = NULL,
+         probe_outcome = COALESCE(${bind(probe?.outcome ?? null)}, probe_outcome),
+         probe_evidence = COALESCE(${bind(probe === null ? null : JSON.stringify(probe.evidence))}::jsonb,
+                                   probe_evidence),
+         probed_at = CASE WHEN ${bind(probe === null)}::boolean THEN probed_at
+                          ELSE clock_timestamp() END
+   WHERE id = ${bind(attemptId)} AND state = 'started' AND sent_at IS NOT NULL
+     AND lease_until <= clock_timestamp()
+  RETURNING id::text AS id`,
+    );
+    const [row] = await tx.query(text, params);
+    return row === undefined ? null : idRow.parse(row).id;
   }
 
   /** Whether a started attempt about the payment outlived its lease (its worker stopped). */

@@ -22,8 +22,9 @@
  * events share one COMMIT; several fresh events of a command that creates a payment share
  * one begin statement.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { describeError } from '../../common/app-error.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import type { Sql } from '../../database/database.js';
@@ -33,13 +34,29 @@ import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import { withPayflowTrace } from '../../payflow/payflow-trace.js';
+import { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
-import { AttemptBegin, inDoubtError, type Begun, type FreshItem } from './attempt-begin.js';
+import {
+  AttemptBegin,
+  busyError,
+  inDoubtError,
+  type Begun,
+  type FreshItem,
+} from './attempt-begin.js';
 import type { PendingOutcome } from './attempt-decision.js';
-import { AttemptNotOwnedError, AttemptSettledMeanwhileError } from './attempt.errors.js';
-import { CommandAttemptRepository, type FinishedAttempt } from './command-attempt.repository.js';
-import type { CommandSpec, Mapped } from './command-spec.js';
+import {
+  AttemptNotOwnedError,
+  AttemptSettledMeanwhileError,
+  ProbeNotAppliedError,
+} from './attempt.errors.js';
+import {
+  CommandAttemptRepository,
+  type FinishedAttempt,
+  type ProbedHold,
+} from './command-attempt.repository.js';
+import type { CommandSpec, Mapped, ProbeEvidence, ProbeVerdict } from './command-spec.js';
+import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
 import type { CommandOutcome, OrderCommand } from './order-command.js';
 import { classifyCallFailure } from './payflow-failure.js';
 
@@ -82,6 +99,7 @@ export class CommandRunner {
     private readonly outbox: OutboxWriter,
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
+    @Optional() @Inject(PROBE_METRICS) private readonly metrics?: ProbeMetrics,
   ) {}
 
   /** Runs one command through begin → call → complete. */
@@ -116,8 +134,26 @@ export class CommandRunner {
         this.pending.delete(command.eventId);
         return 'applied';
       }
+      case 'probe': {
+        if (mapped === undefined) throw new Error('a probe without a mapping');
+        const started = await this.probeExpired(command, spec, mapped.state, begun);
+        if (started !== 'settled') await this.callAndRecord(started);
+        return 'applied';
+      }
       case 'start':
         if (mapped === undefined) throw new Error('an attempt started without a mapping');
+        if (begun.takenOverRepeatable !== undefined) {
+          this.logger.info(
+            {
+              eventId: command.eventId,
+              orderId: command.orderId,
+              type: spec.type,
+              traceId: command.trace.traceId,
+              previousOwner: begun.takenOverRepeatable.previousOwner,
+            },
+            'attempt of a stopped worker was sent, and its call is repeatable; sending it again',
+          );
+        }
         if (begun.takenOverUnsent !== undefined) {
           this.logger.info(
             {
@@ -204,6 +240,139 @@ export class CommandRunner {
     }
   }
 
+  /**
+   * A stopped worker's attempt whose request left: Payflow's own state decides. Took effect
+   * → recorded as after a successful call (`settled`); not applied → taken over, returned
+   * for a new call; unreadable or undecided → in doubt, thrown. Losing the attempt to
+   * another worker meanwhile is busy.
+   */
+  private async probeExpired<T extends OrderEventType, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    state: S,
+    begun: Extract<Begun, { kind: 'probe' }>,
+  ): Promise<StartedAttempt<T, S, R> | 'settled'> {
+    const { attemptId, paymentId } = begun;
+    const verdict = await this.runProbe(command, spec, state);
+    const owner = this.options.workerId;
+    const probed: ProbedHold = {
+      hold: 'expired',
+      owner,
+      outcome: verdict.kind,
+      evidence: verdict.evidence,
+    };
+    switch (verdict.kind) {
+      case 'took_effect': {
+        await this.completeProbed(
+          command,
+          spec,
+          state,
+          attemptId,
+          paymentId,
+          verdict.result,
+          probed,
+        );
+        return 'settled';
+      }
+      case 'not_applied': {
+        const taken = await this.batcher.run((tx) =>
+          this.attempts.takeOverProbed(
+            tx,
+            attemptId,
+            { command: spec.type, owner, leaseMs: this.options.attemptLeaseMs },
+            { outcome: verdict.kind, evidence: verdict.evidence },
+          ),
+        );
+        if (taken === null) throw busyError(command);
+        this.pending.delete(command.eventId);
+        return { command, spec, state, attemptId: taken, paymentId };
+      }
+      case 'unreadable':
+      case 'undecided': {
+        const cause = `its worker stopped during the Payflow call (the attempt lease expired), and ${verdict.kind === 'unreadable' ? 'Payflow could not be read' : 'Payflow’s state does not tell'} (${verdict.evidence.shown})`;
+        const marked = await this.batcher.run((tx) =>
+          this.begin.markInDoubt(
+            tx,
+            command,
+            spec,
+            attemptId,
+            'ATTEMPT.LEASE_EXPIRED',
+            cause,
+            probed,
+          ),
+        );
+        if (!marked) throw busyError(command);
+        throw inDoubtError(command, cause);
+      }
+    }
+  }
+
+  /**
+   * The probe of one attempt, retried with the house back-off while Payflow cannot be read;
+   * logs and counts the decision.
+   */
+  private async runProbe<T extends OrderEventType, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    state: S,
+  ): Promise<ProbeResult<R>> {
+    const probe = spec.probe?.bind(spec);
+    if (probe === undefined) throw new Error(`${spec.type} has no probe`);
+    let verdict: ProbeResult<R> | undefined;
+    for (let tryNumber = 1; verdict === undefined; tryNumber += 1) {
+      try {
+        const signal = AbortSignal.timeout(this.options.callDeadlineMs);
+        verdict = await probe(state, withPayflowTrace(signal, command.trace.headers()));
+      } catch (error) {
+        if (!(error instanceof PayflowError)) throw error;
+        if (tryNumber >= PROBE_TRIES) {
+          verdict = {
+            kind: 'unreadable',
+            evidence: { read: error.endpoint, shown: `${error.code} after ${tryNumber} tries` },
+          };
+          break;
+        }
+        await sleep(backoffDelayMs(tryNumber, PROBE_BACKOFF));
+      }
+    }
+    this.metrics?.probed(spec.type, verdict.kind);
+    this.logger.info(
+      {
+        eventId: command.eventId,
+        orderId: command.orderId,
+        type: spec.type,
+        traceId: command.trace.traceId,
+        outcome: verdict.kind,
+        read: verdict.evidence.read,
+        shown: verdict.evidence.shown,
+      },
+      'call that may have taken effect decided by reading Payflow',
+    );
+    return verdict;
+  }
+
+  /** The probe found the call took effect: recorded as after a successful call. */
+  private async completeProbed<T extends OrderEventType, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    state: S,
+    attemptId: string,
+    paymentId: string | null,
+    result: R,
+    probed: ProbedHold,
+  ): Promise<void> {
+    const claimed = await this.batcher.run(async (tx) => {
+      // Returned, not thrown: a unit that throws after a statement reruns the whole batch.
+      if (!(await this.attempts.claimProbed(tx, attemptId, probed))) return false;
+      const events = await spec.complete(tx, { command, state, result, paymentId });
+      this.deferFinish(tx, command, spec.type, attemptId);
+      this.outbox.defer(tx, events, undefined, command.trace.headers());
+      return true;
+    });
+    if (!claimed) throw busyError(command);
+    this.pending.delete(command.eventId);
+  }
+
   /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
   private async markSent(attemptId: string): Promise<void> {
     // Not in a TransactionBatcher batch: its COMMIT waits for every unit of the batch, and
@@ -247,7 +416,7 @@ export class CommandRunner {
   private async recordFailure<T extends OrderEventType, S, R>(
     { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
     error: unknown,
-  ): Promise<never> {
+  ): Promise<void> {
     const failure = classifyCallFailure(error, spec.repeatable);
     const context = {
       eventId: command.eventId,
@@ -295,12 +464,78 @@ export class CommandRunner {
         throw payflowError;
       }
       case 'in_doubt': {
+        if (spec.probe !== undefined) {
+          return this.probeOwn({ command, spec, state, attemptId, paymentId }, failure.error);
+        }
         const cause = `the Payflow call failed after it may have been applied (${describeError(failure.error)})`;
         await this.batcher.run((tx) =>
           this.begin.markInDoubt(tx, command, spec, attemptId, failure.error.code, cause),
         );
         this.logger.warn({ ...context, error: describeError(failure.error) }, 'command in doubt');
         throw inDoubtError(command, cause, failure.error);
+      }
+    }
+  }
+
+  /**
+   * This worker's call failed in a way that may have taken effect: Payflow's own state
+   * decides. Took effect → recorded as after a successful call; not applied → the attempt
+   * failed (no effect) and the event is retried, which sends it again; unreadable or
+   * undecided → in doubt, as without a probe.
+   */
+  private async probeOwn<T extends OrderEventType, S, R>(
+    attempt: StartedAttempt<T, S, R>,
+    callError: PayflowError,
+  ): Promise<void> {
+    const { command, spec, state, attemptId, paymentId } = attempt;
+    const verdict = await this.runProbe(command, spec, state);
+    const owner = this.options.workerId;
+    const probed: ProbedHold = {
+      hold: 'own',
+      owner,
+      outcome: verdict.kind,
+      evidence: verdict.evidence,
+    };
+    switch (verdict.kind) {
+      case 'took_effect':
+        await this.completeProbed(
+          command,
+          spec,
+          state,
+          attemptId,
+          paymentId,
+          verdict.result,
+          probed,
+        );
+        return;
+      case 'not_applied':
+        await this.batcher.run((tx) =>
+          this.attempts.markFailed(tx, attemptId, callError.code, owner, {
+            outcome: verdict.kind,
+            evidence: verdict.evidence,
+          }),
+        );
+        throw new ProbeNotAppliedError(
+          `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${verdict.evidence.shown}); it is sent again`,
+          { cause: callError, metadata: { eventId: command.eventId, orderId: command.orderId } },
+        );
+      case 'unreadable':
+      case 'undecided': {
+        const cause = `the Payflow call failed after it may have been applied (${describeError(callError)}), and ${verdict.kind === 'unreadable' ? 'Payflow could not be read' : 'Payflow’s state does not tell'} (${verdict.evidence.shown})`;
+        await this.batcher.run((tx) =>
+          this.begin.markInDoubt(tx, command, spec, attemptId, callError.code, cause, probed),
+        );
+        this.logger.warn(
+          {
+            eventId: command.eventId,
+            orderId: command.orderId,
+            type: spec.type,
+            traceId: command.trace.traceId,
+            error: describeError(callError),
+          },
+          'command in doubt',
+        );
+        throw inDoubtError(command, cause, callError);
       }
     }
   }
@@ -317,6 +552,18 @@ export class CommandRunner {
       if (oldest.done !== true) this.pending.delete(oldest.value);
     }
   }
+}
+
+/** What a probe ends with: a verdict, or Payflow could not be read. */
+type ProbeResult<R> =
+  ProbeVerdict<R> | { readonly kind: 'unreadable'; readonly evidence: ProbeEvidence };
+
+/** Reads of Payflow a probe makes before it calls Payflow unreadable. */
+const PROBE_TRIES = 4;
+const PROBE_BACKOFF: BackoffPolicy = { baseDelayMs: 500, maxDelayMs: 4000 };
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Delays between the tries of a record that must not be lost: about 6 s in all. */

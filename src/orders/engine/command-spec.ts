@@ -48,6 +48,29 @@ export type CommandFailure<S> =
   /** The mapping failed (recorded after the guard, so duplicates stay no-ops). */
   | { readonly kind: 'mapping_failed'; readonly error: MappingFailedError };
 
+/** What a probe read at Payflow and what it showed (recorded on the attempt, no personal data). */
+export interface ProbeEvidence {
+  /** e.g. `GET paymentStatus`. */
+  readonly read: string;
+  /** e.g. `paymentStatus REJECTED`. */
+  readonly shown: string;
+}
+
+/**
+ * What reading Payflow says about a call that may have taken effect:
+ * - `took_effect`: it did; `result` is what the success path needs (`complete` runs as after
+ *   a successful call);
+ * - `not_applied`: it did not; the attempt is taken over and the call sent again;
+ * - `undecided`: what Payflow shows cannot tell; the call stays in doubt for a person.
+ */
+export type ProbeVerdict<R> =
+  | { readonly kind: 'took_effect'; readonly result: R; readonly evidence: ProbeEvidence }
+  | { readonly kind: 'not_applied'; readonly evidence: ProbeEvidence }
+  | { readonly kind: 'undecided'; readonly evidence: ProbeEvidence };
+
+/** What is recorded on the attempt (`probe_outcome`): a verdict, or Payflow could not be read. */
+export type ProbeOutcome = ProbeVerdict<unknown>['kind'] | 'unreadable';
+
 export interface CommandSpec<T extends OrderEventType, S, R> {
   readonly type: T;
   /** Repeating the call is harmless (PUT, re-send): an unclear failure is retried, never in doubt. */
@@ -60,6 +83,12 @@ export interface CommandSpec<T extends OrderEventType, S, R> {
   map(command: OrderCommand<T>): Promise<Mapped<S>>;
   /** The Payflow call. */
   call(state: S, signal: AbortSignal): Promise<R>;
+  /**
+   * Reads Payflow's own state to tell whether a call that may have taken effect did
+   * (outside any transaction). Throws a PayflowError when Payflow cannot be read (the runner
+   * retries, then parks the call in doubt). Without it, such a call is in doubt for a person.
+   */
+  probe?(state: S, signal: AbortSignal): Promise<ProbeVerdict<R>>;
   /**
    * In the complete transaction: state changes and the status events of the outcome. It may
    * `tx.defer` its writes to the end of the batch (one statement for all the batch's events)

@@ -8,6 +8,7 @@ import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-comm
 import { mappingFailed } from '../shared/order-amounts.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
+import { installmentAddedVerdict } from './installment-added.probe.js';
 
 interface AddState {
   readonly installment: MappedInstallmentAdded;
@@ -38,6 +39,18 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
           { action: 'create', paymentId: target.payment.payflowId, input: installment.input },
           { ...options, currency: target.payment.currency },
         ),
+      probe: async ({ target, installment }, options) => {
+        const status = await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+          ...options,
+          currency: target.payment.currency,
+        });
+        const known = await installments.listForPayments(kit.database.sql, [target.payment.id]);
+        return installmentAddedVerdict(
+          status,
+          installment.input,
+          new Set(known.flatMap((row) => row.payflowInstallmentId ?? [])),
+        );
+      },
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [
           kit.payments.addToTotal(target.payment.id, result.grossAmountMinor),

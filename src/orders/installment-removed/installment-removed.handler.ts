@@ -1,12 +1,12 @@
 /** order.installment_removed → DELETE …/installments/{installment_id}; emits installment.removed. */
 import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import { targetEvent } from '../shared/payment-target.js';
+import { installmentRemovedVerdict, type RemovedInstallment } from './installment-removed.probe.js';
 
 interface RemoveState {
   readonly installment: KnownInstallment;
@@ -16,7 +16,7 @@ interface RemoveState {
 export class InstallmentRemovedHandler extends PaymentCommandHandler<
   'order.installment_removed',
   RemoveState,
-  Installment
+  RemovedInstallment
 > {
   constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
     super(kit, {
@@ -39,6 +39,14 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
             installmentId: installment.payflowId,
           },
           { ...options, currency: target.payment.currency },
+        ),
+      probe: async ({ target, installment }, options) =>
+        installmentRemovedVerdict(
+          await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+            ...options,
+            currency: target.payment.currency,
+          }),
+          installment.payflowId,
         ),
       complete: async (tx, { state: { target, installment }, result, command }) => {
         await executeTogether(tx, [

@@ -6,6 +6,7 @@ import { normalizePaymentStatus } from '../../payments/payment-status.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
+import { markPaidVerdict } from './marked-paid.probe.js';
 
 interface MarkState {
   readonly note: string | undefined;
@@ -25,6 +26,13 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
       map: (command) => ({ note: command.event.data.note }),
       call: ({ target, note }, options) =>
         kit.payflow.markPaid(target.payment.payflowId, note === undefined ? {} : { note }, options),
+      probe: async ({ target }, options) =>
+        markPaidVerdict(
+          await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+            ...options,
+            currency: target.payment.currency,
+          }),
+        ),
       complete: async (tx, { state: { target, note }, result, command }) => {
         const providerStatus = result.paymentStatus;
         const status = normalizePaymentStatus(providerStatus);

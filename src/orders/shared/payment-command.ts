@@ -15,7 +15,7 @@ import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
-import type { CommandSpec, Completed } from '../engine/command-spec.js';
+import type { CommandSpec, Completed, ProbeVerdict } from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { PaymentTargets, callOptions, type PaymentTarget } from './payment-target.js';
@@ -33,6 +33,8 @@ export interface PaymentCommandSpec<T extends OrderEventType, S, R, B = undefine
   readonly map: (command: OrderCommand<T>, target: PaymentTarget, before: B) => S | Promise<S>;
   /** The Payflow call, with the target's organization and the runner's signal. */
   readonly call: (state: OnTarget<S>, options: CallOptions) => Promise<R>;
+  /** Reads Payflow to tell whether a call that may have taken effect did (CommandSpec.probe). */
+  readonly probe?: (state: OnTarget<S>, options: CallOptions) => Promise<ProbeVerdict<R>>;
   readonly complete: (
     tx: BatchSql,
     completed: Completed<T, OnTarget<S>, R>,
@@ -44,6 +46,7 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
   targets: PaymentTargets,
   spec: PaymentCommandSpec<T, S, R, B>,
 ): CommandSpec<T, OnTarget<S>, R> {
+  const probe = spec.probe;
   return {
     type: spec.type,
     repeatable: spec.repeatable,
@@ -54,6 +57,12 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
       return { state: { ...state, target }, paymentId: target.payment.id };
     },
     call: (state, signal) => spec.call(state, callOptions(state.target, signal)),
+    ...(probe === undefined
+      ? {}
+      : {
+          probe: (state: OnTarget<S>, signal: AbortSignal) =>
+            probe(state, callOptions(state.target, signal)),
+        }),
     complete: spec.complete,
   };
 }
