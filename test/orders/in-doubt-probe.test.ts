@@ -10,6 +10,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InDoubtError } from '../../src/common/dead-letter.errors.js';
+import { Database } from '../../src/database/database.js';
+import { OrderShowQuery } from '../../src/orders/show/order-show.query.js';
+import { renderOrderView } from '../../src/orders/show/order-show.view.js';
 import {
   anEnvelope,
   anOrderId,
@@ -135,6 +138,19 @@ describe('order.cancelled in doubt', () => {
       [orderId],
     );
     expect(rows[0]?.state).toBe('cancelled');
+    // `order show` tells what was read and what it showed.
+    const view = await new OrderShowQuery().show(pipeline.module.get(Database).sql, orderId);
+    expect(view?.probeDecisions).toEqual([
+      expect.objectContaining({
+        eventId: cancel.eventId,
+        eventType: 'order.cancelled',
+        outcome: 'took_effect',
+        read: 'GET paymentStatus',
+        shown: 'paymentStatus REJECTED',
+        attemptState: 'succeeded',
+      }),
+    ]);
+    expect(renderOrderView(view!)).toContain('Decided by reading Payflow (1)');
     // A later delivery is a duplicate.
     await expect(pipeline.deliver(cancel, { attempt: 3 })).resolves.toBe('duplicate');
     expect(await eventTypes(orderId)).toEqual(['payment.created', 'payment.cancelled']);

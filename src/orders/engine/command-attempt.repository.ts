@@ -100,6 +100,8 @@ const closedRow = z.object({
   eventId: z.string(),
   orderId: z.string(),
   command: z.string(),
+  /** in_doubt, resolved, succeeded… */
+  state: z.string(),
   errorCode: z.string().nullable(),
   paymentId: z.string().nullable(),
   startedAt: timestampField,
@@ -116,7 +118,7 @@ const closedRow = z.object({
 export type ClosedAttempt = z.infer<typeof closedRow>;
 
 const CLOSED = `
-  SELECT id::text AS "attemptId", event_id::text AS "eventId", order_id AS "orderId", command,
+  SELECT id::text AS "attemptId", event_id::text AS "eventId", order_id AS "orderId", command, state,
          error_code AS "errorCode", payment_id::text AS "paymentId", started_at AS "startedAt",
          sent_at AS "sentAt", finished_at AS "finishedAt", probe_outcome AS "probeOutcome",
          probe_evidence AS "probeEvidence", probed_at AS "probedAt"

@@ -29,6 +29,10 @@ import {
   InDoubtVerdictRepository,
   type VerdictRow,
 } from '../in-doubt/in-doubt-verdict.repository.js';
+import {
+  CommandAttemptRepository,
+  type ClosedAttempt,
+} from '../engine/command-attempt.repository.js';
 import { OrderRepository, type OrderRow } from '../order.repository.js';
 import {
   sanitizeText,
@@ -40,6 +44,7 @@ import {
   type OrderSummaryView,
   type OrderView,
   type PaymentView,
+  type ProbeDecisionView,
   type RefundView,
   type StatusChangeView,
   type WebhookView,
@@ -177,6 +182,19 @@ function verdictView(row: VerdictRow): InDoubtVerdictView {
   };
 }
 
+function probeDecisionView(row: ClosedAttempt): ProbeDecisionView {
+  return {
+    attemptId: row.attemptId,
+    eventId: row.eventId,
+    eventType: row.command,
+    outcome: row.probeOutcome ?? 'none',
+    read: row.probeEvidence === null ? null : sanitizeText(row.probeEvidence.read),
+    shown: row.probeEvidence === null ? null : sanitizeText(row.probeEvidence.shown),
+    probedAt: isoOrNull(row.probedAt),
+    attemptState: row.state,
+  };
+}
+
 function orderView(order: OrderRow | undefined, orderId: string): OrderSummaryView {
   if (order === undefined) {
     // Known only from its dead letters (its first event never took effect).
@@ -229,6 +247,9 @@ export class OrderShowQuery {
       payments: await this.payments(sql, orderId),
       deadLetters: deadLetters.map(deadLetterView),
       inDoubtVerdicts: (await this.verdicts.ofOrder(sql, orderId)).map(verdictView),
+      probeDecisions: (await CommandAttemptRepository.listProbed(sql, orderId)).map(
+        probeDecisionView,
+      ),
     };
   }
 

@@ -91,6 +91,22 @@ export interface InDoubtVerdictView {
   readonly replayedLetters: number | null;
 }
 
+/**
+ * A call that may have taken effect, decided by reading Payflow (issue 19): what was read,
+ * what it showed, and the outcome (took_effect, not_applied, undecided, unreadable).
+ */
+export interface ProbeDecisionView {
+  readonly attemptId: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly outcome: string;
+  readonly read: string | null;
+  readonly shown: string | null;
+  readonly probedAt: string | null;
+  /** The attempt's state now (succeeded, in_doubt, started…). */
+  readonly attemptState: string;
+}
+
 export interface PaymentView {
   readonly id: string;
   /** The payment commands act on (the newest). */
@@ -132,6 +148,8 @@ export interface OrderView {
   readonly payments: readonly PaymentView[];
   readonly deadLetters: readonly DeadLetterView[];
   readonly inDoubtVerdicts: readonly InDoubtVerdictView[];
+  /** Calls that may have taken effect, decided by reading Payflow's state. */
+  readonly probeDecisions: readonly ProbeDecisionView[];
 }
 
 const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
@@ -366,6 +384,23 @@ export function renderOrderView(view: OrderView): string {
         v.verdict,
         show(v.payflowId),
         v.replayedAt === null ? 'not yet' : `${v.replayedLetters ?? 0} at ${v.replayedAt}`,
+      ],
+    ),
+  );
+  out.push('');
+  out.push(
+    ...tableSection(
+      `Decided by reading Payflow (${view.probeDecisions.length})`,
+      ['attempt', 'probed', 'event type', 'outcome', 'read', 'shown', 'attempt now'],
+      view.probeDecisions,
+      (p) => [
+        p.attemptId,
+        show(p.probedAt),
+        p.eventType,
+        p.outcome,
+        show(p.read),
+        show(p.shown),
+        p.attemptState,
       ],
     ),
   );
