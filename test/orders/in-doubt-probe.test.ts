@@ -20,6 +20,7 @@ import {
   installmentAddedData,
   isoDay,
   paymentRequestedData,
+  resendRequestedData,
 } from '../support/builders.js';
 import type { SandboxHandle } from '../support/sandbox.js';
 import {
@@ -286,5 +287,25 @@ describe('order.installment_added in doubt', () => {
       probe_outcome: 'not_applied',
     });
     expect(await eventTypes(orderId)).toEqual(['payment.created', 'installment.added']);
+  });
+});
+
+describe('a repeatable follow-up whose worker stopped after its request left', () => {
+  it('is never in doubt: the re-send is simply sent again, without a probe', async () => {
+    const orderId = anOrderId();
+    await createPayment(orderId);
+    const resend = anEnvelope('order.payment_resend_requested', resendRequestedData(), {
+      orderId,
+    });
+    await deadWorkersAttempt(resend, orderId);
+    const resends = await countRequests('POST', '/partner/payment-methods/resend');
+
+    await expect(pipeline.deliver(resend, { attempt: 2 })).resolves.toBe('applied');
+
+    expect(await resends()).toBe(1);
+    const attempt = await attemptOf(resend.eventId);
+    expect(attempt).toMatchObject({ state: 'succeeded', probe_outcome: null, probed: false });
+    expect(attempt?.owner).not.toBe('dead-worker');
+    expect(await eventTypes(orderId)).toEqual(['payment.created', 'payment.resent']);
   });
 });
