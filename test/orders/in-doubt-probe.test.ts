@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import pg from 'pg';
 import { InDoubtError } from '../../src/common/dead-letter.errors.js';
 import { Database } from '../../src/database/database.js';
+import { ProbeNotAppliedError } from '../../src/orders/engine/attempt.errors.js';
 import { OrderShowQuery } from '../../src/orders/show/order-show.query.js';
 import { renderOrderView } from '../../src/orders/show/order-show.view.js';
 import {
@@ -195,6 +196,33 @@ describe('order.cancelled in doubt', () => {
     expect(attempt).toMatchObject({ state: 'succeeded', probe_outcome: 'not_applied' });
     expect(attempt?.owner).not.toBe('dead-worker');
     expect(attempt?.probe_evidence?.shown).toMatch(/^paymentStatus /);
+  });
+
+  it('retries an own call that failed unclearly when Payflow shows it did not happen', async () => {
+    const orderId = anOrderId();
+    await createPayment(orderId);
+    // Answered 500 before processing: it may have taken effect, as far as the bridge knows.
+    await control(sandbox, 'POST', '/faults', {
+      method: 'DELETE',
+      path: '/api/payments/*',
+      status: 500,
+      times: 1,
+    });
+    const deletes = await countRequests('DELETE', '/api/payments/*');
+    const cancel = anEnvelope('order.cancelled', cancelledData(), { orderId });
+
+    await expect(pipeline.deliver(cancel)).rejects.toBeInstanceOf(ProbeNotAppliedError);
+    expect(await attemptOf(cancel.eventId)).toMatchObject({
+      state: 'failed',
+      probe_outcome: 'not_applied',
+    });
+    expect(await eventTypes(orderId)).toEqual(['payment.created']);
+
+    await expect(pipeline.deliver(cancel, { attempt: 2 })).resolves.toBe('applied');
+    expect(await deletes()).toBe(1);
+    expect((await sandboxPayments(sandbox, orderId)).at(-1)?.status).toBe('REJECTED');
+    expect(await eventTypes(orderId)).toEqual(['payment.created', 'payment.cancelled']);
+    expect(await attemptOf(cancel.eventId)).toMatchObject({ state: 'succeeded' });
   });
 
   it('stays in doubt, with "unreadable" recorded, when Payflow cannot be read', async () => {
