@@ -83,6 +83,10 @@ describe('Kafka test bed (real KRaft clusters)', () => {
     const root = dirname(cluster.descriptorPath);
     try {
       expect(cluster.figures.rssMb).toHaveLength(3);
+      // On a loaded machine (CI starts secured clusters and a private Postgres beside this)
+      // a node's heartbeat can be late just after start, and it is fenced for a moment:
+      // every node must be listed again, as start() promised, within a minute.
+      await cluster.waitReady([1, 2, 3], 60_000);
       expect(await cluster.registeredBrokers(1)).toEqual([1, 2, 3]);
       const topics = topicSetFor('bed3');
       await createTopicSet(cluster, topics, { partitions: 3 });
