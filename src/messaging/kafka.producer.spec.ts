@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { chunksByBytes, isProducerStateLost, unacknowledged } from './kafka.producer.js';
+import { capturingLogger } from '../../test/support/capturing-logger.js';
+import {
+  KafkaMessageProducer,
+  chunksByBytes,
+  isProducerStateLost,
+  unacknowledged,
+} from './kafka.producer.js';
 import type { OutboundMessage } from './messaging.ports.js';
 
 const of = (id: string, bytes: number): OutboundMessage => ({
@@ -74,5 +80,14 @@ describe('unacknowledged', () => {
       errorCode: 0,
     }));
     expect(unacknowledged(round, answers)).toEqual([]);
+  });
+});
+
+describe('KafkaMessageProducer', () => {
+  it('names its partitioner, so kafkajs has no default to warn about at start', () => {
+    const logs = capturingLogger();
+    // Nothing connects: kafkajs warns, if at all, when the producer is made.
+    new KafkaMessageProducer({ brokers: ['127.0.0.1:1'], clientId: 'spec', logger: logs.logger });
+    expect(logs.text()).not.toMatch(/partitioner/i);
   });
 });

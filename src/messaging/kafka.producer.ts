@@ -24,7 +24,14 @@
  * cluster, or WRITE on any topic) may be denied too when the producer is replaced: the
  * next send asks for a producer id again, before sending anything.
  */
-import { CompressionTypes, type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
+import {
+  CompressionTypes,
+  Partitioners,
+  type Admin,
+  type Kafka,
+  type Message,
+  type Producer,
+} from 'kafkajs';
 import { AppError } from '../common/app-error.js';
 import {
   asAuthorizationError,
@@ -73,6 +80,10 @@ export class KafkaMessageProducer implements MessageProducer {
 
   private newProducer(): Producer {
     return this.kafka.producer({
+      // Named, not left to kafkajs's default (which warns at every start): the Java client's
+      // murmur2, so that ERP's Java consumers and ours agree on a key's partition. `send`
+      // computes the same partition itself (partitionFor) and passes it explicitly.
+      createPartitioner: Partitioners.DefaultPartitioner,
       idempotent: this.idempotent,
       // Idempotence keeps order with up to 5 requests in flight; without it, only 1 does.
       maxInFlightRequests: this.idempotent ? 5 : 1,
