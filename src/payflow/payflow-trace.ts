@@ -4,11 +4,8 @@
  *
  * The client knows nothing of OpenTelemetry (src/payflow sits below src/tracing): it is
  * given plain headers and, optionally, a `PayflowCallTracer` (src/tracing provides one).
- * Like the send hook (payflow-send-hook.ts), the headers may also be tied to the call's
- * AbortSignal, which every command handler already passes to the client as it is, so the
- * order engine traces the calls of all eleven handlers without each passing them on.
+ * The headers travel in the call's options (`CallOptions.trace`), like the send hook.
  */
-import { SignalTied } from './signal-tied.js';
 
 /** `traceparent` and, when there is one, `tracestate`: sent as HTTP headers. */
 export interface PayflowTraceHeaders {
@@ -34,15 +31,3 @@ export interface PayflowCallTracer {
 
 /** Nest token of the tracer (provided by src/tracing's TracingModule). */
 export const PAYFLOW_CALL_TRACER = Symbol('PAYFLOW_CALL_TRACER');
-
-const traces = new SignalTied<PayflowTraceHeaders>();
-
-/** Ties `headers` to the Payflow calls made with `signal`; returns the signal. */
-export function withPayflowTrace(signal: AbortSignal, headers: PayflowTraceHeaders): AbortSignal {
-  return traces.tie(signal, headers);
-}
-
-/** The headers tied to the call's signal, if any. */
-export function payflowTraceOf(signal: AbortSignal | undefined): PayflowTraceHeaders | undefined {
-  return traces.of(signal);
-}

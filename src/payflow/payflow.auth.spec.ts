@@ -18,7 +18,6 @@ function callOf(auth: PayflowAuth): HttpCall {
     path: '/api/payments',
     accept: 'application/json',
     credentials: auth,
-    hooked: true,
   };
 }
 

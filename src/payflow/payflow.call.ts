@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { PayflowAbortedError, type PayflowErrorInit } from './payflow.errors.js';
+import type { PayflowSendHook } from './payflow-send-hook.js';
 import type { PayflowTraceHeaders } from './payflow-trace.js';
 import type { PayflowEndpointName } from './payflow.types.js';
 
@@ -63,8 +64,8 @@ export interface HttpCall {
   /** Sent as `traceparent` / `tracestate` (CONTRACT §8). */
   readonly trace?: PayflowTraceHeaders;
   readonly credentials: Credentials;
-  /** Runs the caller's send hook (payflow-send-hook.ts) first: every call but the token's. */
-  readonly hooked: boolean;
+  /** The caller's send hook (payflow-send-hook.ts), run just before the request leaves; never on the token's. */
+  readonly onSend?: PayflowSendHook;
 }
 
 export interface AttemptContext {

@@ -30,7 +30,7 @@ import {
 import { ClientSecret } from './payflow.client-secret.js';
 import { PAYFLOW_ENDPOINTS, type Endpoint, type EndpointBase } from './payflow.endpoints.js';
 import { PayflowError, PayflowInvalidRequestError } from './payflow.errors.js';
-import { payflowTraceOf, type PayflowCallTracer } from './payflow-trace.js';
+import type { PayflowCallTracer } from './payflow-trace.js';
 import { PayflowTransport } from './payflow.transport.js';
 import type {
   CallOptions,
@@ -299,7 +299,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
     if (options.organizationId !== undefined && options.organizationId.trim() === '') {
       throw this.invalid(def, 'organizationId must not be empty');
     }
-    const parent = options.trace ?? payflowTraceOf(options.signal);
+    const parent = options.trace;
     const span = this.tracer?.start(def.name, def.method, parent);
     const call: HttpCall = {
       endpoint: def,
@@ -312,7 +312,7 @@ export class PayflowClient implements PayflowApi, OnApplicationShutdown {
       signal: options.signal,
       trace: span?.headers ?? parent,
       credentials: def.auth === 'basic' ? basic : this.auth,
-      hooked: def.auth === 'bearer',
+      onSend: def.auth === 'bearer' ? options.onSend : undefined,
     };
     const consume = def.decode(input, options);
     if (span === undefined) return this.transport.execute(call, consume);

@@ -16,7 +16,6 @@ import type { AppLogger } from '../common/logger.js';
 import { abortedBeforeSending, type Consume, type HttpCall } from './payflow.call.js';
 import { errorForStatus, errorForTransport, parseRetryAfter } from './payflow.error-mapping.js';
 import { PayflowError } from './payflow.errors.js';
-import { payflowSendHookOf } from './payflow-send-hook.js';
 import type { PayflowCallEvent } from './payflow.types.js';
 
 /** Largest error body read (the rest is discarded). */
@@ -202,7 +201,7 @@ export class HttpExchange {
     gate: BodyGate,
     signal: AbortSignal,
   ): string | Buffer | Readable | null {
-    const hook = call.hooked ? payflowSendHookOf(call.signal) : undefined;
+    const hook = call.onSend;
     if (hook === undefined || call.body === undefined) return call.body ?? null;
     const bytes = typeof call.body === 'string' ? Buffer.from(call.body, 'utf8') : call.body;
     headers['content-length'] = String(bytes.length);

@@ -28,7 +28,6 @@ import { PayflowAbortedError, PayflowError } from './payflow.errors.js';
 import { sleep } from '../common/sleep.js';
 import { retryDelayMs } from './payflow.retry.js';
 import { Slots } from './payflow.slots.js';
-import { payflowSendHookOf } from './payflow-send-hook.js';
 
 export interface TransportSettings extends Omit<ExchangeSettings, 'onRateLimited'> {
   readonly maxAttempts: number;
@@ -89,7 +88,7 @@ export class PayflowTransport {
       let released = false;
       try {
         // A call with a body runs the hook inside the exchange, on its connection (gatedBody).
-        if (call.hooked && call.body === undefined) await this.runSendHook(call);
+        if (call.body === undefined) await this.runSendHook(call);
         return await this.exchange.send(call, authorization.header, attempt, consume);
       } catch (error) {
         if (!(error instanceof PayflowError)) throw error;
@@ -168,7 +167,7 @@ export class PayflowTransport {
    * the caller no longer owns the call) the request is not sent.
    */
   private async runSendHook(call: HttpCall): Promise<void> {
-    const hook = payflowSendHookOf(call.signal);
+    const hook = call.onSend;
     if (hook === undefined) return;
     try {
       await hook();

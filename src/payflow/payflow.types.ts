@@ -11,6 +11,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { PayflowCallTracer, PayflowTraceHeaders } from './payflow-trace.js';
+import type { PayflowSendHook } from './payflow-send-hook.js';
 import type { z } from 'zod';
 import type {
   CancelPaymentResponse,
@@ -42,8 +43,14 @@ export interface CallOptions {
   readonly organizationId?: string;
   /** Aborts the call, including any wait for the rate-limit gate or a retry back-off. */
   readonly signal?: AbortSignal;
-  /** W3C trace headers to send (default: those tied to `signal`, see payflow-trace.ts). */
+  /** W3C trace headers to send (payflow-trace.ts). */
   readonly trace?: PayflowTraceHeaders;
+  /**
+   * Runs immediately before the request is written, after the 429 gate, the token and a
+   * connection slot; a request whose hook failed is not sent (payflow-send-hook.ts). Not
+   * run for the token request.
+   */
+  readonly onSend?: PayflowSendHook;
 }
 
 /**

@@ -8,7 +8,6 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
-import { withPayflowSendHook } from '../../src/payflow/payflow-send-hook.js';
 import { DEFAULT_TOKEN_LIFETIME_SECONDS } from '../../src/payflow/payflow.token.js';
 import type {
   CreatePaymentInput,
@@ -447,12 +446,15 @@ describe('uploadDocument as multipart/form-data', () => {
   it('runs the send hook once before the multipart body leaves', async () => {
     answer('POST', UPLOAD_PATH, documentAnswer);
     let hookCalls = 0;
-    const signal = withPayflowSendHook(AbortSignal.timeout(5000), () => {
+    const onSend = (): Promise<void> => {
       hookCalls += 1;
       expect(fake.count('POST', UPLOAD_PATH)).toBe(0);
       return Promise.resolve();
+    };
+    await makeClient({ documentUpload: 'multipart' }).uploadDocument(document, {
+      signal: AbortSignal.timeout(5000),
+      onSend,
     });
-    await makeClient({ documentUpload: 'multipart' }).uploadDocument(document, { signal });
     expect(hookCalls).toBe(1);
     const [request] = fake.requests.filter((entry) => entry.path === UPLOAD_PATH);
     const file = (await formOf(request as FakeRequest)).get('file') as File;

@@ -17,7 +17,7 @@ import {
 } from '../../src/payflow/payflow.errors.js';
 import type { PayflowCallEvent, PayflowClientOptions } from '../../src/payflow/payflow.types.js';
 import { REDACTED_PATHS } from '../../src/common/logger.js';
-import { withPayflowSendHook } from '../../src/payflow/payflow-send-hook.js';
+import type { PayflowCallContext } from '../../src/orders/engine/command-spec.js';
 import {
   sendJson,
   startFakePayflow,
@@ -347,17 +347,78 @@ describe('the send hook ("about to leave")', () => {
     try {
       const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
       const seen: { connections: number; bytes: number }[] = [];
-      const signal = withPayflowSendHook(AbortSignal.timeout(5000), async () => {
+      const onSend = async (): Promise<void> => {
         await sleep(50);
         seen.push({ connections: counting.connections(), bytes: counting.bytes() });
-      });
-      const error = await failure(client.refund(refundInput, { signal }));
+      };
+      const error = await failure(
+        client.refund(refundInput, { signal: AbortSignal.timeout(5000), onSend }),
+      );
       expect(seen).toEqual([{ connections: 1, bytes: 0 }]);
       expect(counting.bytes()).toBeGreaterThan(0);
       expectFailure(error, 'PAYFLOW.SERVER_ERROR', 'yes', true);
     } finally {
       counting.server.close();
     }
+  });
+
+  it('travels in the options: a handler that derives its own signal still runs it before a byte leaves', async () => {
+    const counting = await countingServer();
+    try {
+      const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
+      // A handler as the command runner calls it, narrowing the runner's deadline.
+      const handler = (context: PayflowCallContext): Promise<unknown> => {
+        const signal = AbortSignal.any([context.signal, AbortSignal.timeout(4000)]);
+        return client.refund(refundInput, { ...context, signal });
+      };
+      const seen: { connections: number; bytes: number }[] = [];
+      const error = await failure(
+        handler({
+          signal: AbortSignal.timeout(5000),
+          onSend: async () => {
+            await sleep(50);
+            seen.push({ connections: counting.connections(), bytes: counting.bytes() });
+          },
+        }),
+      );
+      expect(seen).toEqual([{ connections: 1, bytes: 0 }]);
+      expect(counting.bytes()).toBeGreaterThan(0);
+      expectFailure(error, 'PAYFLOW.SERVER_ERROR', 'yes', true);
+    } finally {
+      counting.server.close();
+    }
+  });
+
+  it('a request without a body, on a derived signal: the hook runs before Payflow sees it, a failing one sends nothing', async () => {
+    const cancelPath = `/api/payments/${PAYMENT_ID}`;
+    fake.routes.set(`DELETE ${cancelPath}`, (_r, res) => sendJson(res, 200, statusBody));
+    const client = makeClient();
+    const cancel = (context: PayflowCallContext): Promise<unknown> =>
+      client.cancelPayment(PAYMENT_ID, {
+        ...context,
+        signal: AbortSignal.any([context.signal, AbortSignal.timeout(4000)]),
+      });
+    const seenByHook: number[] = [];
+    await cancel({
+      signal: AbortSignal.timeout(5000),
+      onSend: () => {
+        seenByHook.push(fake.count('DELETE', cancelPath));
+        return Promise.resolve();
+      },
+    });
+    expect({ seenByHook, after: fake.count('DELETE', cancelPath) }).toEqual({
+      seenByHook: [0],
+      after: 1,
+    });
+
+    const refused = await failure(
+      cancel({
+        signal: AbortSignal.timeout(5000),
+        onSend: () => Promise.reject(new Error('lease lost')),
+      }),
+    );
+    expectFailure(refused, 'PAYFLOW.ABORTED', 'no', true);
+    expect(fake.count('DELETE', cancelPath)).toBe(1);
   });
 
   it('a deadline that passes while the hook runs: TIMEOUT, reached no, not a byte written', async () => {
@@ -368,8 +429,12 @@ describe('the send hook ("about to leave")', () => {
         partnerBaseUrl: `${fake.url}/partner`,
         requestTimeoutMs: 200,
       });
-      const signal = withPayflowSendHook(AbortSignal.timeout(5000), () => sleep(600));
-      const error = await failure(client.refund(refundInput, { signal }));
+      const error = await failure(
+        client.refund(refundInput, {
+          signal: AbortSignal.timeout(5000),
+          onSend: () => sleep(600),
+        }),
+      );
       expect({ code: error.code, reached: error.reached }).toEqual({
         code: 'PAYFLOW.TIMEOUT',
         reached: 'no',
@@ -387,11 +452,11 @@ describe('the send hook ("about to leave")', () => {
     try {
       const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
       const caller = new AbortController();
-      const signal = withPayflowSendHook(caller.signal, () => {
+      const onSend = (): Promise<void> => {
         caller.abort();
         return Promise.resolve();
-      });
-      const error = await failure(client.refund(refundInput, { signal }));
+      };
+      const error = await failure(client.refund(refundInput, { signal: caller.signal, onSend }));
       expect({ code: error.code, reached: error.reached }).toEqual({
         code: 'PAYFLOW.ABORTED',
         reached: 'no',
@@ -408,11 +473,13 @@ describe('the send hook ("about to leave")', () => {
     try {
       const client = makeClient({ baseUrl: counting.url, partnerBaseUrl: `${fake.url}/partner` });
       let hookCalls = 0;
-      const signal = withPayflowSendHook(AbortSignal.timeout(5000), () => {
+      const onSend = (): Promise<void> => {
         hookCalls += 1;
         return Promise.reject(new Error('lease lost'));
-      });
-      const error = await failure(client.refund(refundInput, { signal }));
+      };
+      const error = await failure(
+        client.refund(refundInput, { signal: AbortSignal.timeout(5000), onSend }),
+      );
       expectFailure(error, 'PAYFLOW.ABORTED', 'no', true);
       expect(error.mayHaveTakenEffect).toBe(false);
       await sleep(50);

@@ -103,6 +103,29 @@ describe('webhook inbox processing', () => {
     });
   });
 
+  it("reads Payflow in the payment's trace: the status request carries its trace id", async () => {
+    const payment = await createPayment(pipeline, db, sandbox);
+    const { rows } = await db.query<{ trace_headers: { traceparent: string } | null }>(
+      'SELECT trace_headers FROM payments WHERE id = $1',
+      [payment.id],
+    );
+    const traceId = (rows[0]?.trace_headers?.traceparent ?? '').split('-')[1] ?? '';
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    await simulate(sandbox, payment.payflowId, 'opened');
+    await insertInboxRow(db, payment.id, 'payment-update', { paymentStatus: 'PAID' });
+    await drain();
+
+    const { requests } = await control<{ requests: { method: string; path: string }[] }>(
+      sandbox,
+      'GET',
+      `/request-traces?traceId=${traceId}`,
+    );
+    const statusReads = requests.filter(
+      (r) => r.method === 'GET' && r.path.endsWith(`/${payment.payflowId}/paymentStatus`),
+    );
+    expect(statusReads).toHaveLength(1);
+  });
+
   it('makes one event of duplicate webhooks for one change, and none of a repeat', async () => {
     const payment = await createPayment(pipeline, db, sandbox);
     await simulate(sandbox, payment.payflowId, 'opened');

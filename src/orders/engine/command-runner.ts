@@ -8,14 +8,14 @@
  *    with the rows the command writes before it.
  * 2. the Payflow call, with a deadline inside the lease. Just before its request leaves
  *    (after the client's 429 gate and a connection slot), `sent_at` is committed
- *    (payflow-send-hook.ts): a call waiting behind the gate when its worker dies was never
- *    sent and is not in doubt.
+ *    (the call's `onSend`, payflow-send-hook.ts): a call waiting behind the gate when its
+ *    worker dies was never sent and is not in doubt.
  * 3. complete (one batched transaction): the attempt `succeeded`, the event id processed,
  *    the state changes and the status events (outbox), together. A failure of the call is
  *    recorded instead (failed, or in doubt: see payflow-failure.ts).
  *
  * The command's span (OrderCommand.trace) follows it: its headers go with the Payflow call
- * (tied to the call's signal, payflow-trace.ts) and onto every status event in the outbox;
+ * (in the call's context, payflow-trace.ts) and onto every status event in the outbox;
  * the runner's log lines name its traceId.
  *
  * Steps 1 and 3 run through the TransactionBatcher, so that the state writes of many
@@ -32,8 +32,6 @@ import { StatementGroup } from '../../database/statement-group.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
-import { withPayflowSendHook } from '../../payflow/payflow-send-hook.js';
-import { withPayflowTrace } from '../../payflow/payflow-trace.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
@@ -218,10 +216,11 @@ export class CommandRunner {
     const { command, spec, state, attemptId, paymentId } = attempt;
     let result: R;
     try {
-      const signal = withPayflowSendHook(AbortSignal.timeout(this.options.callDeadlineMs), () =>
-        this.markSent(attemptId),
-      );
-      result = await spec.call(state, withPayflowTrace(signal, command.trace.headers()));
+      result = await spec.call(state, {
+        signal: AbortSignal.timeout(this.options.callDeadlineMs),
+        onSend: () => this.markSent(attemptId),
+        trace: command.trace.headers(),
+      });
     } catch (error) {
       return this.recordFailure(attempt, error);
     }
@@ -321,8 +320,10 @@ export class CommandRunner {
     let verdict: ProbeResult<R> | undefined;
     for (let tryNumber = 1; verdict === undefined; tryNumber += 1) {
       try {
-        const signal = AbortSignal.timeout(this.options.callDeadlineMs);
-        verdict = await probe(state, withPayflowTrace(signal, command.trace.headers()));
+        verdict = await probe(state, {
+          signal: AbortSignal.timeout(this.options.callDeadlineMs),
+          trace: command.trace.headers(),
+        });
       } catch (error) {
         if (!(error instanceof PayflowError)) throw error;
         if (tryNumber >= PROBE_TRIES) {

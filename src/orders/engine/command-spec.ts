@@ -7,10 +7,26 @@ import type { Sql } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
 import type { MappingFailedError } from '../../common/dead-letter.errors.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
+import type { PayflowSendHook } from '../../payflow/payflow-send-hook.js';
+import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import type { NewPayment } from '../shared/new-payment.js';
 import type { OrderCommand } from './order-command.js';
+
+/**
+ * What the runner hands a spec's Payflow call, for the handler to pass to the client method
+ * as its options (with its organization): typed, so that deriving a new signal cannot lose
+ * the send hook or the trace.
+ */
+export interface PayflowCallContext {
+  /** The call's deadline. */
+  readonly signal: AbortSignal;
+  /** Commits `sent_at` just before the request leaves (payflow-send-hook.ts); absent on probes. */
+  readonly onSend?: PayflowSendHook;
+  /** The command's trace headers (payflow-trace.ts). */
+  readonly trace?: PayflowTraceHeaders;
+}
 
 /** What `map` makes of an event. */
 export interface Mapped<S> {
@@ -81,14 +97,14 @@ export interface CommandSpec<T extends OrderEventType, S, R> {
    * guard, so that a processed event stays a no-op and a blocked order stays blocked.
    */
   map(command: OrderCommand<T>): Promise<Mapped<S>>;
-  /** The Payflow call. */
-  call(state: S, signal: AbortSignal): Promise<R>;
+  /** The Payflow call; `context` goes to the client method as its options. */
+  call(state: S, context: PayflowCallContext): Promise<R>;
   /**
    * Reads Payflow's own state to tell whether a call that may have taken effect did
    * (outside any transaction). Throws a PayflowError when Payflow cannot be read (the runner
    * retries, then parks the call in doubt). Without it, such a call is in doubt for a person.
    */
-  probe?(state: S, signal: AbortSignal): Promise<ProbeVerdict<R>>;
+  probe?(state: S, context: PayflowCallContext): Promise<ProbeVerdict<R>>;
   /**
    * In the complete transaction: state changes and the status events of the outcome. It may
    * `tx.defer` its writes to the end of the batch (one statement for all the batch's events)

@@ -18,7 +18,13 @@ import type { CreatedPayment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { executeTogether } from '../../payments/statement.js';
-import type { CommandFailure, CommandSpec, Completed, Mapped } from '../engine/command-spec.js';
+import type {
+  CommandFailure,
+  CommandSpec,
+  Completed,
+  Mapped,
+  PayflowCallContext,
+} from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { PaymentCommandKit } from '../shared/payment-command.js';
@@ -65,7 +71,7 @@ export class PaymentRequestedHandler {
       type: 'order.payment_requested',
       repeatable: false,
       map: (command) => this.map(command),
-      call: (state, signal) => this.call(state, signal),
+      call: (state, context) => this.call(state, context),
       complete: (tx, completed) => this.complete(tx, completed),
       onFailure: (tx, failure, command) => this.onFailure(tx, failure, command),
     };
@@ -112,14 +118,14 @@ export class PaymentRequestedHandler {
     };
   }
 
-  private call(state: CreateState, signal: AbortSignal): Promise<CreatedPayment> {
+  private call(state: CreateState, context: PayflowCallContext): Promise<CreatedPayment> {
     return this.kit.payflow.createPayment(
       {
         ...state.mapped.input,
         callback: webhookCallback(this.options.webhookBaseUrl, state.credentials),
       },
       {
-        signal,
+        ...context,
         ...(state.organizationId === null ? {} : { organizationId: state.organizationId }),
       },
     );

@@ -15,7 +15,12 @@ import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
-import type { CommandSpec, Completed, ProbeVerdict } from '../engine/command-spec.js';
+import type {
+  CommandSpec,
+  Completed,
+  PayflowCallContext,
+  ProbeVerdict,
+} from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
 import type { OrderEventType } from '../order-event.schema.js';
 import { PaymentTargets, callOptions, type PaymentTarget } from './payment-target.js';
@@ -31,7 +36,7 @@ export interface PaymentCommandSpec<T extends OrderEventType, S, R, B = undefine
   readonly before?: (command: OrderCommand<T>) => B | Promise<B>;
   /** With the target (and what `before` gave): what the call and completion need. */
   readonly map: (command: OrderCommand<T>, target: PaymentTarget, before: B) => S | Promise<S>;
-  /** The Payflow call, with the target's organization and the runner's signal. */
+  /** The Payflow call, with the target's organization and the runner's context (optionsOn). */
   readonly call: (state: OnTarget<S>, options: CallOptions) => Promise<R>;
   /** Reads Payflow to tell whether a call that may have taken effect did (CommandSpec.probe). */
   readonly probe?: (state: OnTarget<S>, options: CallOptions) => Promise<ProbeVerdict<R>>;
@@ -39,6 +44,14 @@ export interface PaymentCommandSpec<T extends OrderEventType, S, R, B = undefine
     tx: BatchSql,
     completed: Completed<T, OnTarget<S>, R>,
   ) => Promise<StatusEvent[]>;
+}
+
+/**
+ * The client options of a call on the target: the runner's context (signal, send hook,
+ * trace) and the target's organization.
+ */
+function optionsOn(target: PaymentTarget, context: PayflowCallContext): CallOptions {
+  return { ...context, ...callOptions(target, context.signal) };
 }
 
 /** The runner's spec of a command on the order's latest payment created at Payflow. */
@@ -56,12 +69,12 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
       const state = await spec.map(command, target, before);
       return { state: { ...state, target }, paymentId: target.payment.id };
     },
-    call: (state, signal) => spec.call(state, callOptions(state.target, signal)),
+    call: (state, context) => spec.call(state, optionsOn(state.target, context)),
     ...(probe === undefined
       ? {}
       : {
-          probe: (state: OnTarget<S>, signal: AbortSignal) =>
-            probe(state, callOptions(state.target, signal)),
+          probe: (state: OnTarget<S>, context: PayflowCallContext) =>
+            probe(state, optionsOn(state.target, context)),
         }),
     complete: spec.complete,
   };

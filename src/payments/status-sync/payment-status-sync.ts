@@ -14,6 +14,7 @@ import { Database, type Sql } from '../../database/database.js';
 import { OutboxWriter } from '../../events/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
+import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
 import { InstallmentRepository } from '../installment.repository.js';
 import { PaymentStatusHistoryRepository } from '../payment-status-history.repository.js';
 import { PaymentRepository } from '../payment.repository.js';
@@ -75,13 +76,18 @@ export class PaymentStatusSync {
     private readonly history: PaymentStatusHistoryRepository = new PaymentStatusHistoryRepository(),
   ) {}
 
-  /** GET paymentStatus, with the time taken before it (database clock). */
-  async fetch(target: SyncTarget, signal?: AbortSignal): Promise<Snapshot> {
+  /** GET paymentStatus, with the time taken before it (database clock); sends `trace` (W3C). */
+  async fetch(
+    target: SyncTarget,
+    signal?: AbortSignal,
+    trace?: PayflowTraceHeaders,
+  ): Promise<Snapshot> {
     const fetchedAt = await this.payments.databaseNow(this.database.sql);
     const status = await this.payflow.getPaymentStatus(target.payflowId, {
       ...(target.organizationId === null ? {} : { organizationId: target.organizationId }),
       ...(target.currency === undefined ? {} : { currency: target.currency }),
       ...(signal === undefined ? {} : { signal }),
+      ...(trace === undefined ? {} : { trace }),
     });
     return { fetchedAt, status };
   }

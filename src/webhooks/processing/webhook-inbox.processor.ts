@@ -35,7 +35,7 @@ import { Wakeup } from '../../common/wakeup.js';
 import { Database } from '../../database/database.js';
 import type { ListenHandle } from '../../database/pg-listener.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
-import { withPayflowTrace } from '../../payflow/payflow-trace.js';
+import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
 import { IN_DOUBT_RESOLVER, type InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { PaymentRepository, type InboxPayment } from '../../payments/payment.repository.js';
@@ -70,6 +70,12 @@ type GroupOutcome =
 
 /** A failure that leaves the rows pending (with this message) rather than processed. */
 class DeferError extends Error {}
+
+/** What the reads of one payment's webhooks pass to Payflow: the stop signal and the webhook's trace. */
+interface PayflowRead {
+  readonly signal: AbortSignal;
+  readonly trace: PayflowTraceHeaders;
+}
 
 function oneLine(message: string): string {
   return message.replace(/\s+/g, ' ').trim().slice(0, 500);
@@ -225,14 +231,18 @@ export class WebhookInboxProcessor extends BackgroundWorker {
         return await this.finish(ids, 'no such payment');
       }
       span = this.processSpan(payment, rows);
-      const signal = withPayflowTrace(AbortSignal.any([this.abort.signal]), span.headers());
+      // A signal of its own per payment (many run at once; each request listens to its signal).
+      const call: PayflowRead = {
+        signal: AbortSignal.any([this.abort.signal]),
+        trace: span.headers(),
+      };
       let snapshot: Snapshot;
       if (payment.payflowId === null) {
         if (payment.state === 'creation_failed') {
           span.end();
           return await this.finish(ids, 'the payment creation failed; webhook ignored');
         }
-        snapshot = await this.resolveInDoubt(payment, rows, signal);
+        snapshot = await this.resolveInDoubt(payment, rows, call);
       } else {
         snapshot = await this.sync.fetch(
           {
@@ -240,7 +250,8 @@ export class WebhookInboxProcessor extends BackgroundWorker {
             organizationId: payment.organizationId,
             currency: payment.currency,
           },
-          signal,
+          call.signal,
+          call.trace,
         );
       }
       const trace = span.headers();
@@ -288,7 +299,7 @@ export class WebhookInboxProcessor extends BackgroundWorker {
   private async resolveInDoubt(
     payment: InboxPayment,
     rows: readonly ClaimedInboxRow[],
-    signal: AbortSignal,
+    call: PayflowRead,
   ): Promise<Snapshot> {
     const hints = [
       ...new Set(
@@ -310,7 +321,8 @@ export class WebhookInboxProcessor extends BackgroundWorker {
       try {
         snapshot = await this.sync.fetch(
           { payflowId: hint, organizationId: payment.organizationId, currency: payment.currency },
-          signal,
+          call.signal,
+          call.trace,
         );
       } catch (error) {
         if (error instanceof PayflowError && !error.transient) {
