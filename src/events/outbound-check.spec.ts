@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { statusEventMessage } from '../payments/payment-status-events.js';
+import { statusEventMessage } from '../../test/support/event-messages.js';
 import { outboundViolations, type ReadMessage } from './outbound-check.js';
 
 const read = (message: {

@@ -4,8 +4,7 @@
  * has none, and `npm run docs:contracts` publishes it.
  */
 import type { z } from 'zod';
-import type { PaymentStatusEventType } from '../payments/payment-status-events.js';
-import type { SettlementEventType } from '../settlements/settlement-events.js';
+import type { UnstampedEvent } from './event-message.js';
 import {
   documentAttachedSchema,
   documentRemovedSchema,
@@ -31,10 +30,10 @@ export type OutboundTopic = 'paymentStatus' | 'settlements';
 export type EventCheck =
   { readonly ok: true; readonly key: string } | { readonly ok: false; readonly error: z.ZodError };
 
-export interface OutboundEventSpec {
+export interface OutboundEventSpec<S extends z.ZodType = z.ZodType> {
   readonly topic: OutboundTopic;
   /** The schema of the message value (the envelope). */
-  readonly schema: z.ZodType;
+  readonly schema: S;
   /** What the Kafka key is, in words (for the contracts). */
   readonly keyDescription: string;
   /** Checks an envelope against the schema; on success, its Kafka key. */
@@ -46,7 +45,7 @@ function spec<S extends z.ZodType>(
   schema: S,
   key: (event: z.output<S>) => string,
   keyDescription: string,
-): OutboundEventSpec {
+): OutboundEventSpec<S> {
   return {
     topic,
     schema,
@@ -60,7 +59,9 @@ function spec<S extends z.ZodType>(
   };
 }
 
-const status = <S extends z.ZodType<{ readonly orderId: string }>>(schema: S): OutboundEventSpec =>
+const status = <S extends z.ZodType<{ readonly orderId: string }>>(
+  schema: S,
+): OutboundEventSpec<S> =>
   spec('paymentStatus', schema, (event) => event.orderId, 'the ERP order id (orderId)');
 
 export const OUTBOUND_EVENTS = {
@@ -91,9 +92,32 @@ export const OUTBOUND_EVENTS = {
     (event) => event.organizationId,
     'the organization id (organizationId)',
   ),
-} as const satisfies Record<PaymentStatusEventType | SettlementEventType, OutboundEventSpec>;
+} as const satisfies Record<string, OutboundEventSpec>;
 
 export type OutboundEventType = keyof typeof OUTBOUND_EVENTS;
+
+/** `T` with every object and array in it read-only, so a builder may pass what it holds. */
+type Immutable<T> = T extends readonly (infer U)[]
+  ? readonly Immutable<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: Immutable<T[K]> }
+    : T;
+
+/**
+ * The `data` of an event of type `T`, as its schema takes it: a builder that renames,
+ * drops or mistypes a field fails `tsc`, not OutboxWriter's check at run time.
+ */
+export type OutboundEventData<T extends OutboundEventType> = Immutable<
+  z.input<(typeof OUTBOUND_EVENTS)[T]['schema']>['data']
+>;
+
+/**
+ * An outbound event before its id and time: its type and its data as one typed pair (a
+ * union over the types in `T`, each with the data of its schema).
+ */
+export type TypedOutboundEvent<T extends OutboundEventType = OutboundEventType> = {
+  readonly [K in T]: Omit<UnstampedEvent<K>, 'data'> & { readonly data: OutboundEventData<K> };
+}[T];
 
 export const OUTBOUND_EVENT_TYPES = Object.keys(OUTBOUND_EVENTS) as OutboundEventType[];
 

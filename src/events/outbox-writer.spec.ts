@@ -66,7 +66,7 @@ function writer(): { writer: OutboxWriter; outbox: RecordingOutbox } {
 const SOURCE_EVENT = '6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90';
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 
-const cancelled: StatusEvent = {
+const cancelled: StatusEvent<'payment.cancelled'> = {
   type: 'payment.cancelled',
   orderId: 'SO-1',
   organizationId: 'org-1',
@@ -239,11 +239,46 @@ describe('OutboxWriter', () => {
     });
   });
 
+  // Each payload below fails `tsc` (the @ts-expect-error lines); the writer refuses them at
+  // run time too, for an event the compiler could not see (built from parsed JSON, a cast).
+  const missingField: StatusEvent<'payment.cancelled'> = {
+    ...cancelled,
+    data: {
+      ...cancelled.data,
+      // @ts-expect-error: every field of payment.cancelled is required
+      status: undefined,
+    },
+  };
+  const wrongType: StatusEvent<'payment.cancelled'> = {
+    ...cancelled,
+    data: {
+      ...cancelled.data,
+      // @ts-expect-error: reason is text or null
+      reason: 7,
+    },
+  };
+  const outsideEnum: StatusEvent<'payment.cancelled'> = {
+    ...cancelled,
+    data: {
+      ...cancelled.data,
+      // @ts-expect-error: status is one of NORMALIZED_STATUSES
+      status: 'gone',
+    },
+  };
+  const extraField: StatusEvent<'payment.cancelled'> = {
+    ...cancelled,
+    data: {
+      ...cancelled.data,
+      // @ts-expect-error: payment.cancelled has no field `extra`
+      extra: 'x',
+    },
+  };
+
   it.each<[string, OutboxEvent]>([
-    ['a missing field', { ...cancelled, data: { ...cancelled.data, status: undefined } }],
-    ['a field of the wrong type', { ...cancelled, data: { ...cancelled.data, reason: 7 } }],
-    ['a value outside its enum', { ...cancelled, data: { ...cancelled.data, status: 'gone' } }],
-    ['a field the schema lacks', { ...cancelled, data: { ...cancelled.data, extra: 'x' } }],
+    ['a missing field', missingField],
+    ['a field of the wrong type', wrongType],
+    ['a value outside its enum', outsideEnum],
+    ['a field the schema lacks', extraField],
     ['no payment id where one is due', { ...cancelled, paymentId: null }],
     [
       'a type without a schema',
@@ -269,7 +304,14 @@ describe('OutboxWriter', () => {
     const { writer: events } = writer();
     const error = thrown(() =>
       events.messages([
-        { ...cancelled, data: { ...cancelled.data, status: 'secret@example.com' } },
+        {
+          ...cancelled,
+          data: {
+            ...cancelled.data,
+            // @ts-expect-error: status is one of NORMALIZED_STATUSES
+            status: 'secret@example.com',
+          },
+        },
       ]),
     );
     expect(error).toBeInstanceOf(InvalidOutboundEventError);

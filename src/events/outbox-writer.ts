@@ -28,12 +28,12 @@ import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { summarizeIssues } from '../orders/order-event.schema.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';
 import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
-import { eventMessage, stampEvent, type EventTrace, type UnstampedEvent } from './event-message.js';
+import { eventMessage, stampEvent, type EventTrace } from './event-message.js';
 import {
   isOutboundEventType,
   OUTBOUND_EVENTS,
-  type OutboundEventType,
   type OutboundTopic,
+  type TypedOutboundEvent,
 } from './outbound-events.js';
 
 export const OUTBOUND_TOPICS = Symbol('OUTBOUND_TOPICS');
@@ -54,8 +54,12 @@ export function outboundTopicsFromConfig(
   };
 }
 
-/** A payment status or settlement event (an envelope), before its id and time. */
-export type OutboundEvent = UnstampedEvent<OutboundEventType>;
+/**
+ * A payment status or settlement event (an envelope), before its id and time: its type and
+ * its data as one pair, the data typed from that type's schema, so a wrong payload fails
+ * `tsc`; the check against the schema in `messages` stays as a second line.
+ */
+export type OutboundEvent = TypedOutboundEvent;
 
 export const DEAD_LETTER = 'dead_letter';
 

@@ -1,20 +1,40 @@
 import { describe, expect, it } from '@jest/globals';
-import { statusEventMessage } from './payment-status-events.js';
+import { statusEventMessage } from '../../test/support/event-messages.js';
+import {
+  InvalidOutboundEventError,
+  OutboxWriter,
+  outboundTopicsFromConfig,
+} from '../events/outbox-writer.js';
+import type { StatusEvent } from './payment-status-events.js';
 
-describe('statusEventMessage', () => {
+const SOURCE_EVENT = '6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90';
+
+const writer = OutboxWriter.forTopics(
+  outboundTopicsFromConfig({
+    TOPIC_ORDERS: 'erp.orders.v1',
+    TOPIC_PAYMENT_STATUS: 'payflow.payment-status.v1',
+    TOPIC_SETTLEMENTS: 'payflow.settlements.v1',
+  }),
+);
+
+const cancelled: StatusEvent<'payment.cancelled'> = {
+  type: 'payment.cancelled',
+  orderId: 'SO-1',
+  organizationId: 'org-1',
+  paymentId: 'abc',
+  data: {
+    sourceEventId: SOURCE_EVENT,
+    reason: null,
+    providerStatus: 'CANCELLED',
+    previousProviderStatus: 'OPENED',
+    status: 'cancelled',
+  },
+};
+
+describe('statusEventMessage (test support)', () => {
   it('builds the CONTRACT §3 envelope keyed by order id', () => {
     const now = new Date('2026-11-21T10:00:00.000Z');
-    const message = statusEventMessage(
-      'payflow.payment-status.v1',
-      {
-        type: 'payment.cancelled',
-        orderId: 'SO-1',
-        organizationId: 'org-1',
-        paymentId: 'abc',
-        data: { status: 'cancelled' },
-      },
-      now,
-    );
+    const message = statusEventMessage('payflow.payment-status.v1', cancelled, now);
     expect(message.topic).toBe('payflow.payment-status.v1');
     expect(message.key).toBe('SO-1');
     expect(message.headers).toEqual({
@@ -29,7 +49,50 @@ describe('statusEventMessage', () => {
       organizationId: 'org-1',
       orderId: 'SO-1',
       paymentId: 'abc',
-      data: { status: 'cancelled' },
+      data: cancelled.data,
     });
+  });
+});
+
+/**
+ * Type-level tests: `npm run check` runs `tsc` over the specs, and each @ts-expect-error
+ * below fails it if the compiler ever accepts the wrong payload. At run time the writer
+ * still refuses them (its check is the second line).
+ */
+describe('StatusEvent: type and data as one pair, typed from the schema', () => {
+  it('refuses a renamed field at compile time, and OutboxWriter refuses it at run time', () => {
+    const renamed: StatusEvent = {
+      type: 'payment.cancelled',
+      orderId: 'SO-1',
+      organizationId: 'org-1',
+      paymentId: 'abc',
+      data: {
+        sourceEventId: SOURCE_EVENT,
+        reason: null,
+        providerStatus: 'CANCELLED',
+        previousProviderStatus: 'OPENED',
+        // @ts-expect-error: the field is `status`; a renamed field fails tsc
+        state: 'cancelled',
+      },
+    };
+    expect(() => writer.messages([renamed])).toThrow(InvalidOutboundEventError);
+  });
+
+  it("refuses one type's data under another type", () => {
+    // @ts-expect-error: payment.cancelled's data is not receipt.printed's
+    const mismatched: StatusEvent = {
+      type: 'receipt.printed',
+      orderId: 'SO-1',
+      organizationId: 'org-1',
+      paymentId: 'abc',
+      data: cancelled.data,
+    };
+    expect(() => writer.messages([mismatched])).toThrow(InvalidOutboundEventError);
+  });
+
+  it('accepts the data its schema describes', () => {
+    const [message] = writer.messages([cancelled]);
+    expect(message?.key).toBe('SO-1');
+    expect(message?.topic).toBe('payflow.payment-status.v1');
   });
 });

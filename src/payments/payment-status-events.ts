@@ -3,10 +3,11 @@
  * `{ eventId, type, occurredAt, organizationId, orderId, paymentId, data }`, with
  * `content-type` and `x-event-type` headers. Money inside `data` is decimal text in major
  * units beside a `currency` field. The schema of each type is in
- * src/events/payment-status-events.schema.ts; OutboxWriter checks every event against it.
+ * src/events/payment-status-events.schema.ts; `StatusEvent` types each event's `data` from
+ * it, so the compiler checks every builder, and OutboxWriter checks every event against it
+ * again at run time.
  */
-import { eventMessage, stampEvent } from '../events/event-message.js';
-import type { OutboundMessage } from '../messaging/messaging.ports.js';
+import type { OutboundEventData, OutboundEventType } from '../events/outbound-events.js';
 
 export const PAYMENT_STATUS_EVENT_TYPES = [
   'payment.created',
@@ -24,24 +25,23 @@ export const PAYMENT_STATUS_EVENT_TYPES = [
   'installment.changed',
   'installment.removed',
   'receipt.printed',
-] as const;
+] as const satisfies readonly OutboundEventType[];
 export type PaymentStatusEventType = (typeof PAYMENT_STATUS_EVENT_TYPES)[number];
 
-/** A status event before it gets its id and time. */
-export interface StatusEvent {
-  readonly type: PaymentStatusEventType;
-  readonly orderId: string;
-  readonly organizationId: string | null;
-  /** Payflow's payment id, or null when Payflow has none (yet). */
-  readonly paymentId: string | null;
-  readonly data: Readonly<Record<string, unknown>>;
-}
+/** The `data` of a status event of type `T`, typed from its schema. */
+export type StatusEventData<T extends PaymentStatusEventType> = OutboundEventData<T>;
 
-/** The outbox message of a status event, with a fresh event id. */
-export function statusEventMessage(
-  topic: string,
-  event: StatusEvent,
-  now: Date = new Date(),
-): OutboundMessage {
-  return eventMessage(topic, event.orderId, stampEvent(event, now));
-}
+/**
+ * A status event before it gets its id and time: its type and its data as one typed pair
+ * (a union over the types in `T`).
+ */
+export type StatusEvent<T extends PaymentStatusEventType = PaymentStatusEventType> = {
+  readonly [K in T]: {
+    readonly type: K;
+    readonly orderId: string;
+    readonly organizationId: string | null;
+    /** Payflow's payment id, or null when Payflow has none (yet). */
+    readonly paymentId: string | null;
+    readonly data: StatusEventData<K>;
+  };
+}[T];

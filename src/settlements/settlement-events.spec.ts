@@ -1,9 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
+import { settlementFileMessage, settlementLineMessage } from '../../test/support/event-messages.js';
+import {
+  InvalidOutboundEventError,
+  OutboxWriter,
+  outboundTopicsFromConfig,
+} from '../events/outbox-writer.js';
 import type { SettlementLine } from './csv/settlement-row.js';
 import {
   BAD_ROWS_IN_EVENT,
-  settlementFileMessage,
-  settlementLineMessage,
+  settlementLineEvent,
+  type SettlementEvent,
   type StoredSettlementFile,
 } from './settlement-events.js';
 
@@ -103,5 +109,35 @@ describe('settlement events', () => {
       (n) => parse(settlementLineMessage('t', file, n, line, null).value)['eventId'],
     );
     expect(new Set(ids).size).toBe(3);
+  });
+});
+
+/** Type-level: `npm run check`'s tsc fails if the compiler ever accepts the wrong payload. */
+describe('SettlementEvent: data typed from its schema', () => {
+  it('refuses a renamed field of settlement.line at compile time, and the writer at run time', () => {
+    const built = settlementLineEvent(
+      { fileId: '3b2d5c8e-7f41-4c1a-9a6e-2d0f8b1c4e57', organizationId: 'org-1' },
+      3,
+      line,
+      null,
+    );
+    const { grossAmount, ...rest } = built.data;
+    const renamed: SettlementEvent = {
+      ...built,
+      data: {
+        ...rest,
+        // @ts-expect-error: the field is `grossAmount`; a renamed field fails tsc
+        gross: grossAmount,
+      },
+    };
+    const writer = OutboxWriter.forTopics(
+      outboundTopicsFromConfig({
+        TOPIC_ORDERS: 'erp.orders.v1',
+        TOPIC_PAYMENT_STATUS: 'payflow.payment-status.v1',
+        TOPIC_SETTLEMENTS: 'payflow.settlements.v1',
+      }),
+    );
+    expect(writer.messages([built])).toHaveLength(1);
+    expect(() => writer.messages([renamed])).toThrow(InvalidOutboundEventError);
   });
 });

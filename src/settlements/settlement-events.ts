@@ -14,11 +14,13 @@
  *   is complete when it holds `rows` lines of that `fileId`.
  */
 import { formatMinorUnits } from '../common/money.js';
-import { eventMessage, stampEvent, type UnstampedEvent } from '../events/event-message.js';
-import type { OutboundMessage } from '../messaging/messaging.ports.js';
+import type { OutboundEventType, TypedOutboundEvent } from '../events/outbound-events.js';
 import type { SettlementLine } from './csv/settlement-row.js';
 
-export const SETTLEMENT_EVENT_TYPES = ['settlement.file_available', 'settlement.line'] as const;
+export const SETTLEMENT_EVENT_TYPES = [
+  'settlement.file_available',
+  'settlement.line',
+] as const satisfies readonly OutboundEventType[];
 export type SettlementEventType = (typeof SETTLEMENT_EVENT_TYPES)[number];
 
 /** A bad row as the file event reports it. */
@@ -51,10 +53,13 @@ export interface StoredSettlementFile extends SettlementFileVersion {
   readonly firstBadRows: readonly BadRow[];
 }
 
-/** A settlement event before its id and time (OutboxWriter gives them, and checks it). */
-export interface SettlementEvent extends UnstampedEvent<SettlementEventType> {
-  readonly organizationId: string;
-}
+/**
+ * A settlement event before its id and time (OutboxWriter gives them, and checks it): its
+ * type and its data, typed from its schema, as one pair.
+ */
+export type SettlementEvent<T extends SettlementEventType = SettlementEventType> = {
+  readonly [K in T]: TypedOutboundEvent<K> & { readonly organizationId: string };
+}[T];
 
 /** `settlement.line` of one parsed row. */
 export function settlementLineEvent(
@@ -62,7 +67,7 @@ export function settlementLineEvent(
   lineNumber: number,
   line: SettlementLine,
   orderId: string | null,
-): SettlementEvent {
+): SettlementEvent<'settlement.line'> {
   const money = (minor: number): string => formatMinorUnits(minor, line.currency);
   return {
     type: 'settlement.line',
@@ -89,7 +94,9 @@ export function settlementLineEvent(
 }
 
 /** `settlement.file_available` of a stored file. */
-export function settlementFileEvent(file: StoredSettlementFile): SettlementEvent {
+export function settlementFileEvent(
+  file: StoredSettlementFile,
+): SettlementEvent<'settlement.file_available'> {
   return {
     type: 'settlement.file_available',
     organizationId: file.organizationId,
@@ -110,29 +117,4 @@ export function settlementFileEvent(file: StoredSettlementFile): SettlementEvent
       pulledAt: file.pulledAt.toISOString(),
     },
   };
-}
-
-/** The message of a `settlement.line`, keyed by the row's payment (else by its file). */
-export function settlementLineMessage(
-  topic: string,
-  file: { readonly fileId: string; readonly organizationId: string },
-  lineNumber: number,
-  line: SettlementLine,
-  orderId: string | null,
-  now: Date = new Date(),
-): OutboundMessage {
-  return eventMessage(
-    topic,
-    line.paymentId ?? file.fileId,
-    stampEvent(settlementLineEvent(file, lineNumber, line, orderId), now),
-  );
-}
-
-/** The message of a `settlement.file_available`, keyed by the organization. */
-export function settlementFileMessage(
-  topic: string,
-  file: StoredSettlementFile,
-  now: Date = new Date(),
-): OutboundMessage {
-  return eventMessage(topic, file.organizationId, stampEvent(settlementFileEvent(file), now));
 }

@@ -1,5 +1,5 @@
 import { formatMinorUnits } from '../../common/money.js';
-import type { StatusEvent } from '../../payments/payment-status-events.js';
+import type { StatusEvent, StatusEventData } from '../../payments/payment-status-events.js';
 
 export interface CreatedInstallmentView {
   readonly ref: string;
@@ -24,7 +24,7 @@ export interface CreatedPaymentView {
 }
 
 /** payment.created (CONTRACT §3): the link, the installments with Payflow's ids, the totals. */
-export function paymentCreatedEvent(view: CreatedPaymentView): StatusEvent {
+export function paymentCreatedEvent(view: CreatedPaymentView): StatusEvent<'payment.created'> {
   const { currency } = view;
   return {
     type: 'payment.created',
@@ -53,7 +53,7 @@ export function paymentCreatedEvent(view: CreatedPaymentView): StatusEvent {
 
 export interface CreationFailure {
   /** rejected_by_payflow, in_doubt or mapping_failed. */
-  readonly reason: string;
+  readonly reason: StatusEventData<'payment.creation_failed'>['reason'];
   readonly code: string;
   readonly message: string;
   readonly validation: readonly { loc: readonly (string | number)[]; msg: string; type: string }[];
@@ -65,7 +65,7 @@ export function creationFailedEvent(
   orderId: string,
   organizationId: string | null,
   failure: CreationFailure,
-): StatusEvent {
+): StatusEvent<'payment.creation_failed'> {
   return {
     type: 'payment.creation_failed',
     orderId,

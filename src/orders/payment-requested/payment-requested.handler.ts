@@ -226,7 +226,7 @@ export class PaymentRequestedHandler {
       case 'mapping_failed':
         return [
           creationFailedEvent(eventId, orderId, organizationId, {
-            reason: failure.error.reason,
+            reason: failure.error.deadLetterReason,
             code: failure.error.code,
             message: failure.error.message,
             validation: [],

@@ -2,7 +2,11 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
 import type { CallOptions } from '../../payflow/payflow.types.js';
-import type { PaymentStatusEventType, StatusEvent } from '../../payments/payment-status-events.js';
+import type {
+  PaymentStatusEventType,
+  StatusEvent,
+  StatusEventData,
+} from '../../payments/payment-status-events.js';
 import { PaymentRepository, type LatestPayment } from '../../payments/payment.repository.js';
 import type { OrderCommand } from '../engine/order-command.js';
 import { mappingFailed } from './order-amounts.js';
@@ -47,18 +51,28 @@ export function callOptions(target: PaymentTarget, signal: AbortSignal): CallOpt
     : { signal, organizationId: target.organizationId };
 }
 
-/** A status event about the target payment. */
-export function targetEvent(
-  type: PaymentStatusEventType,
+/** The status events a command answers with: each carries the ERP event's id. */
+type CommandOutcomeType = {
+  [K in PaymentStatusEventType]: StatusEventData<K> extends { readonly sourceEventId: string }
+    ? K
+    : never;
+}[PaymentStatusEventType];
+
+/** A status event about the target payment; `data` is its schema's, but `sourceEventId`. */
+export function targetEvent<T extends CommandOutcomeType>(
+  type: T,
   command: OrderCommand,
   target: PaymentTarget,
-  data: Record<string, unknown>,
-): StatusEvent {
-  return {
+  data: Omit<StatusEventData<T>, 'sourceEventId'>,
+): StatusEvent<T> {
+  // TypeScript cannot see that Omit<D, 'sourceEventId'> plus sourceEventId is D for a
+  // generic T; the signature above is what checks the callers.
+  const event = {
     type,
     orderId: command.orderId,
     organizationId: target.organizationId,
     paymentId: target.payment.payflowId,
     data: { sourceEventId: command.eventId, ...data },
   };
+  return event as StatusEvent<T>;
 }
