@@ -10,6 +10,7 @@
  * - `metadata` carries non-sensitive facts only: ids, statuses, counts. Never secrets,
  *   tokens, emails or phone numbers.
  */
+import { oneLine } from './one-line.js';
 
 /** Why an event went to the dead-letter topic (CONTRACT §4), as `x-dlq-reason` says. */
 export const DEAD_LETTER_REASONS = [
@@ -68,9 +69,37 @@ export class ValidationError extends AppError {
   }
 }
 
-/** Formats any thrown value as one line, without stack, for logs and headers. */
-export function describeError(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return String(error);
+const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;
+/**
+ * Seven digits or more in a row (phone, card or account numbers), or written the
+ * international way, a + then seven digits or more split by spaces, hyphens or brackets
+ * ("+47 912 34 567"). Dates, times and IP addresses stay readable.
+ */
+const LONG_NUMBER = /\+\d(?:[ ()-]{0,2}\d){6,}|\d{7,}/g;
+
+/**
+ * One line describing any thrown value, without stack, for logs, headers and stored
+ * reasons. Our own errors (AppError) carry no personal data by contract and are kept as
+ * `CODE: message`; any other error is `Name code: message` with e-mail addresses and long
+ * digit runs (phone, card or account numbers that a driver error might echo) scrubbed; a
+ * thrown non-Error is named by its type only. Control characters and line breaks become
+ * spaces, and the line is at most `maxLength` characters.
+ */
+export function describeError(error: unknown, maxLength = 500): string {
+  let text: string;
+  if (error instanceof AppError) {
+    text = `${error.code}: ${error.message}`;
+  } else if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const name = typeof code === 'string' ? `${error.name} ${code}` : error.name;
+    text = `${name}: ${scrubPersonalData(error.message)}`;
+  } else {
+    text = `non-error thrown: ${typeof error}`;
+  }
+  return oneLine(text, maxLength);
+}
+
+/** Replaces e-mail addresses and long (phone-, card- or account-like) numbers in `text`. */
+export function scrubPersonalData(text: string): string {
+  return text.replace(EMAIL, '[email]').replace(LONG_NUMBER, '[number]');
 }

@@ -23,6 +23,7 @@
  * The memory bound is InFlightBudget's, the commits are OffsetCommitter's; this file
  * decides what runs when.
  */
+import { describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
 import type {
   BatchControl,
@@ -31,7 +32,6 @@ import type {
   TopicPartition,
   TopicPartitionOffset,
 } from './consumer.port.js';
-import { describeFailure } from './failure-policy.js';
 import { InFlightBudget, messageBytes } from './in-flight-budget.js';
 import { KafkaAuthorizationError } from './kafka-authorization.js';
 import { KeyScheduler, type Ticket } from './key-scheduler.js';
@@ -215,7 +215,7 @@ export class DeliveryEngine {
     try {
       await withTimeout(this.options.consumer.disconnect(), options.commitTimeoutMs);
     } catch (error) {
-      log.warn({ error: describeFailure(error) }, 'order events: disconnect failed');
+      log.warn({ error: describeError(error) }, 'order events: disconnect failed');
     }
     return { unfinished, abandoned, committed };
   }
@@ -243,7 +243,7 @@ export class DeliveryEngine {
       // messages are simply fetched again.
       if (heartbeatFailed) throw error;
       this.options.logger.error(
-        { topic: batch.topic, partition: batch.partition, error: describeFailure(error) },
+        { topic: batch.topic, partition: batch.partition, error: describeError(error) },
         'order events: failed to accept a batch',
       );
     }
@@ -336,7 +336,7 @@ export class DeliveryEngine {
         {
           partition: work.message.partition,
           offset: work.message.offset,
-          error: describeFailure(error),
+          error: describeError(error),
         },
         'order events: processing failed unexpectedly',
       );
@@ -354,7 +354,7 @@ export class DeliveryEngine {
       try {
         start = this.scheduler.complete(work.ticket);
       } catch (error) {
-        this.options.logger.error({ error: describeFailure(error) }, 'order events: scheduler bug');
+        this.options.logger.error({ error: describeError(error) }, 'order events: scheduler bug');
       }
     }
     for (const next of start) this.run(next);
@@ -416,13 +416,13 @@ export class DeliveryEngine {
       // at each restart.
       const level = error instanceof KafkaAuthorizationError ? 'debug' : 'warn';
       this.options.logger[level](
-        { error: describeFailure(error) },
+        { error: describeError(error) },
         'order events: Kafka consumer crashed and restarts',
       );
       return;
     }
     this.options.logger.error(
-      { error: describeFailure(error) },
+      { error: describeError(error) },
       'order events: Kafka consumer crashed and stopped',
     );
     this.options.onFatal?.(error);
@@ -438,7 +438,7 @@ export class DeliveryEngine {
     try {
       action();
     } catch (error) {
-      this.options.logger.warn({ error: describeFailure(error) }, `order events: ${what} failed`);
+      this.options.logger.warn({ error: describeError(error) }, `order events: ${what} failed`);
     }
   }
 }

@@ -19,8 +19,7 @@ import {
   PayflowValidationError,
   type PayflowErrorInit,
 } from '../payflow/payflow.errors.js';
-import { oneLine } from '../common/one-line.js';
-import { classifyFailure, decideFailure, describeFailure } from './failure-policy.js';
+import { classifyFailure, decideFailure } from './failure-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 const init = (status?: number, retryAfterMs?: number): PayflowErrorInit => ({
@@ -148,26 +147,5 @@ describe('decideFailure', () => {
       action: 'dead_letter',
       reason: 'in_doubt',
     });
-  });
-});
-
-describe('describeFailure', () => {
-  it('keeps our own errors as CODE: message on one line', () => {
-    expect(
-      describeFailure(new InvalidEventError('invalid envelope:\n eventId: must be a UUID')),
-    ).toBe('EVENT.INVALID: invalid envelope: eventId: must be a UUID');
-  });
-
-  it('scrubs e-mail addresses and long numbers from foreign errors', () => {
-    const error = Object.assign(new Error('Key (email)=(kari@example.no) phone 4791234567'), {
-      code: '23505',
-    });
-    expect(describeFailure(error)).toBe('Error 23505: Key (email)=([email]) phone [number]');
-    expect(describeFailure(42)).toBe('non-error thrown: number');
-  });
-
-  it('bounds the length', () => {
-    expect(oneLine('x'.repeat(50), 10)).toBe(`${'x'.repeat(9)}…`);
-    expect(oneLine('  a\t\r\n b  ')).toBe('a b');
   });
 });

@@ -18,7 +18,6 @@
  * back-off; anything else stops it for good (the process exits and is restarted).
  */
 import { AppError, type DeadLetterReason } from '../common/app-error.js';
-import { oneLine } from '../common/one-line.js';
 import { nextRetry, type AttemptHistory, type RetryPolicy } from './retry-policy.js';
 
 export type FailureClass =
@@ -75,27 +74,4 @@ export type ClientStopDecision = 'restart_after_backoff' | 'give_up';
 /** See the table above: by the error's class alone, like the rest of this file. */
 export function decideClientStop(error: unknown): ClientStopDecision {
   return error instanceof AppError && error.transient ? 'restart_after_backoff' : 'give_up';
-}
-
-const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/g;
-const LONG_NUMBER = /\d{7,}/g;
-
-/**
- * One line describing a failure, for logs and `x-dlq-error`. Our own errors (AppError) carry
- * no personal data by contract and are kept as `CODE: message`; any other error's message is
- * scrubbed of e-mail addresses and long digit runs (phone, card or account numbers that a
- * driver error might echo) and shortened.
- */
-export function describeFailure(error: unknown, maxLength = 500): string {
-  let text: string;
-  if (error instanceof AppError) {
-    text = `${error.code}: ${error.message}`;
-  } else if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    const name = typeof code === 'string' ? `${error.name} ${code}` : error.name;
-    text = `${name}: ${error.message.replace(EMAIL, '[email]').replace(LONG_NUMBER, '[number]')}`;
-  } else {
-    text = `non-error thrown: ${typeof error}`;
-  }
-  return oneLine(text, maxLength);
 }

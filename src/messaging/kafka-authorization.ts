@@ -14,9 +14,8 @@
  * KafkaAuthorizationStatus keeps the denials that last, logs one warning when one starts and
  * one info line when it ends (not one per retry) and counts them (KafkaAuthorizationMetrics).
  */
-import { AppError } from '../common/app-error.js';
+import { AppError, describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
-import { describeFailure } from './failure-policy.js';
 
 /** Kafka's resource types, as ACLs name them. */
 export type KafkaResourceType = 'topic' | 'group' | 'cluster' | 'transactional_id';
@@ -163,7 +162,7 @@ export class KafkaAuthorizationStatus implements KafkaAuthorizationRecorder {
     this.logger.warn(
       {
         ...started.access,
-        ...(error === undefined ? {} : { error: describeFailure(error) }),
+        ...(error === undefined ? {} : { error: describeError(error) }),
       },
       `Kafka denies ${access.operation} on ${access.resource} ${access.name}: waiting for the ACL (nothing is dropped; retried with back-off)`,
     );

@@ -12,9 +12,9 @@
  */
 import type { BaseRpcContext } from '@nestjs/microservices';
 import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterReason } from '../common/app-error.js';
+import { describeError, type DeadLetterReason } from '../common/app-error.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
-import { decideFailure, describeFailure } from './failure-policy.js';
+import { decideFailure } from './failure-policy.js';
 import type { DecodedEvent, InboundEventCodec, InboundMessage } from './messaging.ports.js';
 import { backoffDelayMs } from '../common/backoff.js';
 import { sleepUnlessAborted } from '../common/sleep.js';
@@ -85,7 +85,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
       // The codec throws InvalidJsonError / InvalidEventError; anything else is a bug.
       const reason: DeadLetterReason =
         decision.action === 'dead_letter' ? decision.reason : 'invalid_event';
-      return this.deadLetter(message, null, reason, describeFailure(error), 1, signal);
+      return this.deadLetter(message, null, reason, describeError(error), 1, signal);
     }
     seen.type = event.type;
 
@@ -119,7 +119,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
               message,
               event,
               decision.reason,
-              describeFailure(error),
+              describeError(error),
               attempt,
               signal,
             );
@@ -133,7 +133,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
                 attempt,
                 delayMs: decision.delayMs,
                 cause: decision.cause,
-                error: describeFailure(error),
+                error: describeError(error),
               },
               'order event failed, retrying this order after a back-off',
             );
@@ -190,7 +190,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
         return 'dead_lettered';
       } catch (sinkError) {
         this.options.logger.error(
-          { ...about, sinkAttempt, error: describeFailure(sinkError) },
+          { ...about, sinkAttempt, error: describeError(sinkError) },
           'dead-letter sink failed; retrying it (the offset stays uncommitted)',
         );
         if (signal.aborted) return 'abandoned';

@@ -11,7 +11,7 @@
  */
 import type { AppLogger } from '../common/logger.js';
 import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './consumer.port.js';
-import { describeFailure } from './failure-policy.js';
+import { describeError } from '../common/app-error.js';
 import { KafkaAuthorizationError } from './kafka-authorization.js';
 import { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics } from './transport.metrics.js';
@@ -143,7 +143,7 @@ export class OffsetCommitter {
       return offsets;
     } catch (error) {
       this.options.logger.warn(
-        { error: describeFailure(error) },
+        { error: describeError(error) },
         'order events: final commit failed',
       );
       return [];
@@ -189,7 +189,7 @@ export class OffsetCommitter {
             : 'debug';
         this.options.logger[level](
           {
-            error: describeFailure(error),
+            error: describeError(error),
             partitions: offsets.length,
             failedInARow: this.failedCommits,
           },

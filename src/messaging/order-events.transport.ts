@@ -25,12 +25,11 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { Server, type BaseRpcContext, type CustomTransportStrategy } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { AppError } from '../common/app-error.js';
+import { AppError, describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
 import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
 import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
 import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delivery-engine.js';
-import { describeFailure } from './failure-policy.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor } from './message-processor.js';
 import type { DecodedEvent, InboundEventCodec } from './messaging.ports.js';
@@ -284,7 +283,7 @@ export class OrderEventsTransport
         `the order consumer showed no sign of life for ${sinceProgressMs} ms (limit ${this.stuckAfterMs} ms)`,
         { metadata: { sinceProgressMs, stuckAfterMs: this.stuckAfterMs, status: this.state } },
       );
-      this.log.error({ error: describeFailure(stuck) }, 'order events: consumer stuck');
+      this.log.error({ error: describeError(stuck) }, 'order events: consumer stuck');
       this.crash(stuck);
     }
     const error = this.crashError;
@@ -347,7 +346,7 @@ export class OrderEventsTransport
       await Promise.race([this.engine.start(), this.crashed]);
     } catch (error) {
       this.stopWatchdog();
-      this.log.error({ error: describeFailure(error) }, 'order events: failed to start');
+      this.log.error({ error: describeError(error) }, 'order events: failed to start');
       this.crash(error instanceof Error ? error : new Error(String(error)));
       await this.options.consumer.disconnect().catch(() => undefined);
       throw error;
