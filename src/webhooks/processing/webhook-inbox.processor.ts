@@ -30,6 +30,7 @@ import { BackgroundWorker } from '../../common/background-worker.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { AppError, describeError } from '../../common/app-error.js';
+import { oneLine } from '../../common/one-line.js';
 import { mapBounded } from '../../common/map-bounded.js';
 import { Wakeup } from '../../common/wakeup.js';
 import { Database } from '../../database/database.js';
@@ -75,10 +76,6 @@ class DeferError extends Error {}
 interface PayflowRead {
   readonly signal: AbortSignal;
   readonly trace: PayflowTraceHeaders;
-}
-
-function oneLine(message: string): string {
-  return message.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
 function isPermanent(error: unknown): boolean {
