@@ -15,7 +15,11 @@
  *   4. src/messaging       the Kafka adapters: consumer transport, producer, delivery engine;
  *                          generic: it imports nothing from src/orders (the order codec is
  *                          injected through messaging.ports.ts)
- *   5. app                 src/app.module.ts, main.ts, worker.ts, src/cli, src/health,
+ *   5. src/operator        the read side (`*.query.ts` composing the features' repositories,
+ *                          and their views): order show, in-doubt list; serves the CLI now and
+ *                          the console later. It may import the features, database, payflow,
+ *                          common and config; no feature (nor messaging) imports it
+ *   6. app                 src/app.module.ts, main.ts, worker.ts, src/cli, src/health,
  *                          src/metrics, src/management (the two listeners): compose everything below; src/entities.ts lists
  *                          every feature's tables for DatabaseModule.forRoot and
  *                          src/cli-data-source.ts (the TypeORM CLI's data source)
@@ -29,6 +33,7 @@
 
 const FEATURES =
   '^src/(orders|payments|webhooks|settlements|dead-letters|outbox|reconciliation|events)/';
+const OPERATOR = '^src/operator/';
 const APP =
   '^src/(app\\.module|main|worker|entities|cli-data-source)\\.ts$|^src/(cli|health|metrics|management)/';
 
@@ -115,6 +120,24 @@ module.exports = {
       to: { path: APP },
     },
     {
+      name: 'features-not-to-operator',
+      severity: 'error',
+      comment:
+        'src/operator is the read side above the features: a feature that needs a read of it ' +
+        'names a port (as src/orders/in-doubt/in-doubt-calls.port.ts) that the query implements.',
+      from: { path: FEATURES },
+      to: { path: OPERATOR },
+    },
+    {
+      name: 'operator-not-to-app-or-messaging',
+      severity: 'error',
+      comment:
+        'The read side composes the features, database, payflow, common and config; it never ' +
+        'imports the app (src/cli, …) that uses it, nor the Kafka adapters.',
+      from: { path: OPERATOR },
+      to: { path: [APP, '^src/messaging/(?!messaging\\.ports\\.ts$)'] },
+    },
+    {
       name: 'messaging-knows-no-order',
       severity: 'error',
       comment:
@@ -128,7 +151,7 @@ module.exports = {
       name: 'messaging-not-to-app',
       severity: 'error',
       from: { path: '^src/messaging/' },
-      to: { path: APP },
+      to: { path: [APP, OPERATOR] },
     },
     {
       name: 'sandbox-apart',

@@ -22,7 +22,7 @@ import { describeError } from '../common/app-error.js';
 import { Database } from '../database/database.js';
 import { mapBounded } from '../common/map-bounded.js';
 import { sleep } from '../common/sleep.js';
-import { OpenPaymentsRepository } from './open-payments.repository.js';
+import { PaymentRepository } from '../payments/payment.repository.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
 import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
 
@@ -121,7 +121,8 @@ export class ReconciliationPoller extends BackgroundWorker {
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<unknown> | null = null;
   private stopped = false;
-  private readonly openPayments = new OpenPaymentsRepository();
+  /** The one read reconciliation makes: the payments still open at Payflow, page by page. */
+  private readonly payments = new PaymentRepository();
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -213,7 +214,7 @@ export class ReconciliationPoller extends BackgroundWorker {
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       if (signal.aborted) break;
-      const page = await this.openPayments.page(
+      const page = await this.payments.openPage(
         this.database.sql,
         FINAL_PAYMENT_STATUSES,
         after,

@@ -2,8 +2,8 @@
  * `order show` (OrderShowQuery and its rendering) against a real, migrated database.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { OrderShowQuery } from '../../src/orders/show/order-show.query.js';
-import { renderOrderView } from '../../src/orders/show/order-show.view.js';
+import { OrderShowQuery } from '../../src/operator/order-show/order-show.query.js';
+import { renderOrderView } from '../../src/operator/order-show/order-show.view.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { openDatabase, type OpenDatabase } from '../outbox/outbox-test-kit.js';
 import { SECRETS, hoursAgo, insertDeadLetter, seedOrderWithPayments } from './cli-test-kit.js';

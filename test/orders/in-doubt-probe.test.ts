@@ -12,8 +12,8 @@ import pg from 'pg';
 import { InDoubtError } from '../../src/common/dead-letter.errors.js';
 import { Database } from '../../src/database/database.js';
 import { ProbeNotAppliedError } from '../../src/orders/engine/attempt.errors.js';
-import { OrderShowQuery } from '../../src/orders/show/order-show.query.js';
-import { renderOrderView } from '../../src/orders/show/order-show.view.js';
+import { OrderShowQuery } from '../../src/operator/order-show/order-show.query.js';
+import { renderOrderView } from '../../src/operator/order-show/order-show.view.js';
 import {
   anEnvelope,
   anOrderId,

@@ -12,7 +12,7 @@ import {
   parseSince,
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
-import { sanitizeText } from '../../orders/show/order-show.view.js';
+import { sanitizeText } from '../../operator/order-show/order-show.view.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { CliCommand, usage } from './cli-command.js';

@@ -1,9 +1,10 @@
 /**
  * `in-doubt list [--json]` and `in-doubt resolve ORDER (--payment PAYFLOW_ID |
  * --not-created) [--by NAME]` (CONTRACT §8): a person's way out of a Payflow call in doubt.
- * The commands only build what src/orders/in-doubt needs outside the worker (like
- * `reconcile`): the database, the resolver the webhooks use, a Payflow client for
- * `--payment`, and the dead-letter replay of `dlq replay` with the CLI's outbox relay.
+ * `list` reads through src/operator/in-doubt; `resolve` only builds what src/orders/in-doubt
+ * needs outside the worker (like `reconcile`): the database, the resolver the webhooks use,
+ * a Payflow client for `--payment`, and the dead-letter replay of `dlq replay` with the
+ * CLI's outbox relay, and reads the order's call in doubt through the same query.
  * Kafka and Payflow are reached only when a verdict needs them.
  */
 import { userInfo } from 'node:os';
@@ -13,17 +14,17 @@ import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.
 import { DeadLetterReplayService } from '../../dead-letters/replay/dead-letter-replay.service.js';
 import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
 import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
-import { InDoubtRepository } from '../../orders/in-doubt/in-doubt.repository.js';
 import {
   InDoubtService,
   type OrderReplayer,
   type Verdict,
 } from '../../orders/in-doubt/in-doubt.service.js';
-import { inDoubtItem, renderInDoubtList } from '../../orders/in-doubt/in-doubt.view.js';
 import { InDoubtVerdictRepository } from '../../orders/in-doubt/in-doubt-verdict.repository.js';
 import { OrderRepository } from '../../orders/order.repository.js';
 import { PaymentCreationResolver } from '../../orders/payment-requested/payment-creation.resolver.js';
 import { ProcessedEventRepository } from '../../orders/processed-event.repository.js';
+import { InDoubtListQuery } from '../../operator/in-doubt/in-doubt-list.query.js';
+import { inDoubtItem, renderInDoubtList } from '../../operator/in-doubt/in-doubt-list.view.js';
 import { outboxBucket, OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
@@ -62,7 +63,7 @@ export class InDoubtListCommand extends CliCommand {
   async run(args: string[], options: { json?: boolean } = {}): Promise<void> {
     this.noExtraArguments(args);
     const database = await this.resources.database();
-    const rows = await new InDoubtRepository().list(database.sql);
+    const rows = await new InDoubtListQuery().list(database.sql);
     const now = new Date();
     const items = rows.map((row) => inDoubtItem(row, now));
     this.runtime.out(
@@ -143,7 +144,7 @@ export class InDoubtResolveCommand extends CliCommand {
       );
       const service = new InDoubtService({
         database,
-        reads: new InDoubtRepository(),
+        reads: new InDoubtListQuery(),
         verdicts: new InDoubtVerdictRepository(),
         attempts,
         payments,

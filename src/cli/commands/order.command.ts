@@ -1,6 +1,6 @@
 import { Command, Option, SubCommand } from 'nest-commander';
-import { OrderShowQuery } from '../../orders/show/order-show.query.js';
-import { renderOrderView } from '../../orders/show/order-show.view.js';
+import { OrderShowQuery } from '../../operator/order-show/order-show.query.js';
+import { renderOrderView } from '../../operator/order-show/order-show.view.js';
 import { CliCommand } from './cli-command.js';
 
 /** `order show ID` failed because there is no such order. */

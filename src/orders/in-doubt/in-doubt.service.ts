@@ -12,16 +12,15 @@
  * a run cut short after the verdict (before the republication) is finished by the next.
  */
 import { describeError } from '../../common/app-error.js';
+import { formatMinorUnits } from '../../common/money.js';
 import type { Database } from '../../database/database.js';
 import { PayflowError, PayflowNotFoundError } from '../../payflow/payflow.errors.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
 import type { InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { PaymentRepository } from '../../payments/payment.repository.js';
 import type { CommandAttemptRepository } from '../engine/command-attempt.repository.js';
-import { amountView } from '../show/order-show.query.js';
+import { PAYMENT_CREATION, type InDoubtCalls, type InDoubtRow } from './in-doubt-calls.port.js';
 import { InDoubtRefusedError } from './in-doubt.errors.js';
-import type { InDoubtRepository, InDoubtRow } from './in-doubt.repository.js';
-import { inDoubtItem, PAYMENT_CREATION, type InDoubtItem } from './in-doubt.view.js';
 import type { InDoubtVerdictRepository, VerdictRow } from './in-doubt-verdict.repository.js';
 
 /** The attempt's error code after `--not-created`. */
@@ -59,7 +58,8 @@ export interface ResolveOutcome {
 
 export interface InDoubtServiceDeps {
   readonly database: Database;
-  readonly reads: InDoubtRepository;
+  /** The order's call in doubt (the read side's InDoubtListQuery). */
+  readonly reads: InDoubtCalls;
   readonly verdicts: InDoubtVerdictRepository;
   readonly attempts: CommandAttemptRepository;
   readonly payments: PaymentRepository;
@@ -84,18 +84,16 @@ function sameVerdict(recorded: VerdictRow, asked: Verdict): boolean {
 }
 
 function money(minor: number | string, currency: string): string {
-  const view = amountView(String(minor), currency);
-  return `${view.amount} ${view.currency}`;
+  const code = currency.trim();
+  try {
+    return `${formatMinorUnits(Number(minor), code)} ${code}`;
+  } catch {
+    return `${minor} minor units ${code}`;
+  }
 }
 
 export class InDoubtService {
   constructor(private readonly deps: InDoubtServiceDeps) {}
-
-  /** Every call in doubt, the longest-waiting first. */
-  async list(): Promise<InDoubtItem[]> {
-    const rows = await this.deps.reads.list(this.deps.database.sql);
-    return rows.map((row) => inDoubtItem(row));
-  }
 
   async resolve(request: ResolveRequest): Promise<ResolveOutcome> {
     const { database, reads } = this.deps;

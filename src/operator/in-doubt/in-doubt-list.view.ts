@@ -8,11 +8,9 @@
  * rename. Of the event's payload only counts and references are taken: no customer data.
  */
 import { z } from 'zod';
-import { amountView } from '../show/order-show.query.js';
-import { renderTable, type AmountView } from '../show/order-show.view.js';
-import type { InDoubtRow } from './in-doubt.repository.js';
-
-export const PAYMENT_CREATION = 'order.payment_requested';
+import { PAYMENT_CREATION, type InDoubtRow } from '../../orders/in-doubt/in-doubt-calls.port.js';
+import { amountView } from '../order-show/order-show.query.js';
+import { renderTable, type AmountView } from '../order-show/order-show.view.js';
 
 export interface InDoubtItem {
   readonly orderId: string;

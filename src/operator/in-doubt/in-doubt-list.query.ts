@@ -2,81 +2,35 @@
  * The reads of `in-doubt list` and `in-doubt resolve`: the Payflow calls in doubt (an
  * attempt `in_doubt`) with what was sent and what the bridge knows. A read model serving
  * the operator: it holds no SQL, it composes the reads of the tables' repositories
- * (command_attempts, payments, installments, orders, dead_letters, webhook_inbox); the writes of a
- * verdict go through those repositories too. No webhook token, no key hash; of an event's
- * payload only counts and references are taken (in-doubt.view.ts).
+ * (command_attempts, payments, installments, orders, dead_letters, webhook_inbox). The
+ * verdicts (src/orders/in-doubt, the write side) read through it by their port,
+ * InDoubtCalls, and write through those repositories. No webhook token, no key hash; of an
+ * event's payload only counts and references are taken (in-doubt-list.view.ts).
  */
 import type { Sql } from '../../database/database.js';
 import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
-import { InstallmentRepository } from '../../payments/installment.repository.js';
-import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';
 import {
   CommandAttemptRepository,
   type ClosedAttempt,
-  type ProbeEvidence,
-} from '../engine/command-attempt.repository.js';
+} from '../../orders/engine/command-attempt.repository.js';
+import type {
+  InDoubtCalls,
+  InDoubtRow,
+  ResolvedAttemptRow,
+} from '../../orders/in-doubt/in-doubt-calls.port.js';
+import { OrderRepository } from '../../orders/order.repository.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
+import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';
 import {
   WebhookInboxRepository,
   type ReceivedWebhook,
 } from '../../webhooks/inbox/webhook-inbox.repository.js';
-import { OrderRepository } from '../order.repository.js';
-
-/** One call in doubt, as the tables hold it. */
-export interface InDoubtRow {
-  readonly attemptId: string;
-  readonly eventId: string;
-  readonly orderId: string;
-  readonly command: string;
-  readonly errorCode: string | null;
-  readonly startedAt: Date;
-  readonly sentAt: Date | null;
-  readonly inDoubtSince: Date | null;
-  readonly paymentId: string | null;
-  readonly organizationId: string | null;
-  readonly payflowId: string | null;
-  readonly paymentState: string | null;
-  /** char(3), as stored. */
-  readonly currency: string | null;
-  /** Minor units as decimal text. */
-  readonly totalGross: string | null;
-  /** The payment's live installments (0 without a payment). */
-  readonly plannedInstallments: number;
-  readonly blocked: boolean;
-  /** The order's other dead letters waiting for a replay. */
-  readonly parked: number;
-  /** The value of the event's own latest dead letter. */
-  readonly letterValue: Buffer | null;
-  /**
-   * The webhooks stored for the attempt's payment (Payflow names a payment by the webhook
-   * token of its callback URL; the receiver stores them under the payment's id), oldest
-   * first; never their body or headers.
-   */
-  readonly webhooks: readonly ReceivedWebhook[];
-  /**
-   * What reading Payflow found before the call was parked (a follow-up Payflow could not
-   * be read for: `unreadable`), null when it was never probed (creations, refunds, …).
-   */
-  readonly probeOutcome: string | null;
-  readonly probeEvidence: ProbeEvidence | null;
-  readonly probedAt: Date | null;
-}
-
-/** An attempt of the order settled without a verdict (by a webhook, or a run cut short). */
-export interface ResolvedAttemptRow {
-  readonly attemptId: string;
-  readonly eventId: string;
-  readonly command: string;
-  readonly paymentId: string | null;
-  readonly payflowId: string | null;
-  readonly paymentState: string | null;
-  readonly finishedAt: Date | null;
-}
 
 function byId<T>(rows: readonly T[], id: (row: T) => string): Map<string, T> {
   return new Map(rows.map((row) => [id(row), row]));
 }
 
-export class InDoubtRepository {
+export class InDoubtListQuery implements InDoubtCalls {
   constructor(
     private readonly payments = new PaymentRepository(),
     private readonly installments = new InstallmentRepository(),

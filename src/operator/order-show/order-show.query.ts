@@ -4,7 +4,7 @@
  * reads of the tables' repositories, whose columns are chosen one by one (secrets such as
  * api_key_hash and webhook_token, event payloads and webhook bodies are never selected).
  */
-import { currencyExponent } from '../../common/money.js';
+import { formatMinorUnits } from '../../common/money.js';
 import type { Sql } from '../../database/database.js';
 import {
   DeadLetterRepository,
@@ -26,14 +26,14 @@ import {
   type ReceivedWebhook,
 } from '../../webhooks/inbox/webhook-inbox.repository.js';
 import {
-  InDoubtVerdictRepository,
-  type VerdictRow,
-} from '../in-doubt/in-doubt-verdict.repository.js';
-import {
   CommandAttemptRepository,
   type ClosedAttempt,
-} from '../engine/command-attempt.repository.js';
-import { OrderRepository, type OrderRow } from '../order.repository.js';
+} from '../../orders/engine/command-attempt.repository.js';
+import {
+  InDoubtVerdictRepository,
+  type VerdictRow,
+} from '../../orders/in-doubt/in-doubt-verdict.repository.js';
+import { OrderRepository, type OrderRow } from '../../orders/order.repository.js';
 import {
   sanitizeText,
   type AmountView,
@@ -50,21 +50,18 @@ import {
   type WebhookView,
 } from './order-show.view.js';
 
-/** Minor units (decimal text, any size) as exact decimal text in major units. */
+/**
+ * Minor units (decimal text, as the tables hold them) as exact decimal text in major units,
+ * by the one money formatter (common/money.ts). An amount it cannot format (an unknown
+ * currency, more minor units than a safe integer holds) is shown as its minor units.
+ */
 export function amountView(minor: string, currency: string): AmountView {
   const code = currency.trim();
-  let exponent: number;
   try {
-    exponent = currencyExponent(code);
+    return { amount: formatMinorUnits(Number(minor), code), currency: code };
   } catch {
     return { amount: `${minor} minor units`, currency: code };
   }
-  const value = BigInt(minor);
-  const negative = value < 0n;
-  const digits = (negative ? -value : value).toString().padStart(exponent + 1, '0');
-  const whole = digits.slice(0, digits.length - exponent);
-  const fraction = exponent > 0 ? `.${digits.slice(digits.length - exponent)}` : '';
-  return { amount: `${negative ? '-' : ''}${whole}${fraction}`, currency: code };
 }
 
 function isoOrNull(value: Date | null): string | null {

@@ -9,8 +9,12 @@ describe('order show formatting', () => {
     expect(amountView('-1000', 'EUR')).toEqual({ amount: '-10.00', currency: 'EUR' });
     expect(amountView('1500', 'JPY')).toEqual({ amount: '1500', currency: 'JPY' });
     expect(amountView('1234', 'KWD')).toEqual({ amount: '1.234', currency: 'KWD' });
+    expect(amountView('9007199254740991', 'NOK')).toEqual({
+      amount: '90071992547409.91',
+      currency: 'NOK',
+    });
     expect(amountView('123456789012345678901', 'NOK')).toEqual({
-      amount: '1234567890123456789.01',
+      amount: '123456789012345678901 minor units',
       currency: 'NOK',
     });
     expect(amountView('42', 'ZZZ')).toEqual({ amount: '42 minor units', currency: 'ZZZ' });

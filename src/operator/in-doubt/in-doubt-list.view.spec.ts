@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { InDoubtRow } from './in-doubt.repository.js';
-import { describeAge, inDoubtItem, renderInDoubtList } from './in-doubt.view.js';
+import type { InDoubtRow } from '../../orders/in-doubt/in-doubt-calls.port.js';
+import { describeAge, inDoubtItem, renderInDoubtList } from './in-doubt-list.view.js';
 
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 

@@ -1,0 +1,83 @@
+/**
+ * The dependency rules (.dependency-cruiser.cjs, run by `npm run check`) fail on an import
+ * against the layer order. Scratch files that import against it are written into a
+ * temporary copy of src (never into src itself, which other runs of tsc and depcruise
+ * read), and one depcruise run over them must fail, naming each broken rule; a scratch
+ * file of the read side importing a feature (the allowed direction) is named by none.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+
+const ROOT = process.cwd();
+
+/** Scratch files, by path in the copy, and what each imports. */
+const SCRATCH = {
+  commonToFeature: {
+    path: 'src/common/__scratch-layer-violation.ts',
+    name: 'OrderRepository',
+    imports: '../orders/order.repository.js',
+  },
+  featureToOperator: {
+    path: 'src/orders/__scratch-layer-violation.ts',
+    name: 'OrderShowQuery',
+    imports: '../operator/order-show/order-show.query.js',
+  },
+  operatorToFeature: {
+    path: 'src/operator/__scratch-layer-allowed.ts',
+    name: 'OrderRepository',
+    imports: '../orders/order.repository.js',
+  },
+} as const;
+
+interface Run {
+  readonly code: number;
+  readonly output: string;
+}
+
+function depcruise(cwd: string, files: readonly string[]): Promise<Run> {
+  const bin = join(ROOT, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+  const args = [bin, ...files, '--config', '.dependency-cruiser.cjs', '--max-depth', '1'];
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { cwd, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('dependency rules', () => {
+  it('fail on an import against the layer order, and pass the read side importing a feature', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'payflow-layers-'));
+    try {
+      cpSync(join(ROOT, 'src'), join(copy, 'src'), { recursive: true });
+      cpSync(join(ROOT, 'tsconfig.json'), join(copy, 'tsconfig.json'));
+      cpSync(join(ROOT, '.dependency-cruiser.cjs'), join(copy, '.dependency-cruiser.cjs'));
+      symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+      for (const scratch of Object.values(SCRATCH)) {
+        writeFileSync(
+          join(copy, scratch.path),
+          `export { ${scratch.name} as Scratch } from '${scratch.imports}';\n`,
+        );
+      }
+
+      const run = await depcruise(
+        copy,
+        Object.values(SCRATCH).map((scratch) => scratch.path),
+      );
+
+      expect(run.code).not.toBe(0);
+      expect(run.output).toMatch(
+        /common-imports-nothing: src\/common\/__scratch-layer-violation\.ts → src\/orders\/order\.repository\.ts/,
+      );
+      expect(run.output).toMatch(
+        /features-not-to-operator: src\/orders\/__scratch-layer-violation\.ts → src\/operator\/order-show\/order-show\.query\.ts/,
+      );
+      expect(run.output).not.toContain(SCRATCH.operatorToFeature.path);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});
