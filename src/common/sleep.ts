@@ -60,3 +60,23 @@ export async function withinOrUndefined<T>(
     clearTimeout(timer);
   }
 }
+
+/**
+ * Resolves (or rejects) with `promise`, or rejects after `ms` with "timed out after `ms` ms"
+ * (the timer is cleared). A non-Error rejection is wrapped in an Error.
+ */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

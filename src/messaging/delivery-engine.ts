@@ -25,6 +25,7 @@
  */
 import { describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
+import { withTimeout } from '../common/sleep.js';
 import type {
   BatchControl,
   ConsumedBatch,
@@ -36,7 +37,7 @@ import { InFlightBudget, messageBytes } from './in-flight-budget.js';
 import { KafkaAuthorizationError } from './kafka-authorization.js';
 import { KeyScheduler, type Ticket } from './key-scheduler.js';
 import type { InboundMessage } from './messaging.ports.js';
-import { OffsetCommitter, tpKey, withTimeout } from './offset-committer.js';
+import { OffsetCommitter, tpKey } from './offset-committer.js';
 import type { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 

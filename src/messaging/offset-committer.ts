@@ -10,6 +10,7 @@
  * 200 ms interval woke it five times a second for nothing.
  */
 import type { AppLogger } from '../common/logger.js';
+import { withTimeout } from '../common/sleep.js';
 import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './consumer.port.js';
 import { describeError } from '../common/app-error.js';
 import { KafkaAuthorizationError } from './kafka-authorization.js';
@@ -223,21 +224,4 @@ export class OffsetCommitter {
       this.options.metrics.partitionLag(tp.topic, tp.partition, Number(lag));
     }
   }
-}
-
-/** Resolves (or rejects) with `promise`, or rejects after `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }

@@ -24,8 +24,14 @@
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { describeError } from '../../common/app-error.js';
-import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
+import {
+  backoffDelayMs,
+  retryWithBackoff,
+  type BackoffPolicy,
+  type RetryOptions,
+} from '../../common/backoff.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
+import { sleep } from '../../common/sleep.js';
 import type { AppLogger } from '../../common/logger.js';
 import type { Sql } from '../../database/database.js';
 import { StatementGroup } from '../../database/statement-group.js';
@@ -437,26 +443,28 @@ export class CommandRunner {
         try {
           // Retried for a while: when Postgres is restarting, only this process knows that
           // the call was not sent, and a crash before the record would leave it in doubt.
-          await retryForAWhile(() =>
-            this.batcher.run(async (tx) => {
-              // Only while this worker owns the attempt: one that took it over is calling.
-              await this.attempts.markFailed(
-                tx,
-                attemptId,
-                payflowError.code,
-                this.options.workerId,
-              );
-              if (!payflowError.transient && spec.onFailure !== undefined) {
-                const rejected = {
-                  kind: 'rejected',
-                  state,
-                  paymentId,
-                  error: payflowError,
-                } as const;
-                const events = await spec.onFailure(tx, rejected, command);
-                this.outbox.defer(tx, events, undefined, command.trace.headers());
-              }
-            }),
+          await retryWithBackoff(
+            () =>
+              this.batcher.run(async (tx) => {
+                // Only while this worker owns the attempt: one that took it over is calling.
+                await this.attempts.markFailed(
+                  tx,
+                  attemptId,
+                  payflowError.code,
+                  this.options.workerId,
+                );
+                if (!payflowError.transient && spec.onFailure !== undefined) {
+                  const rejected = {
+                    kind: 'rejected',
+                    state,
+                    paymentId,
+                    error: payflowError,
+                  } as const;
+                  const events = await spec.onFailure(tx, rejected, command);
+                  this.outbox.defer(tx, events, undefined, command.trace.headers());
+                }
+              }),
+            RECORD_RETRY,
           );
         } catch (recordError) {
           this.remember(command.eventId, { kind: 'no_effect' });
@@ -563,20 +571,11 @@ type ProbeResult<R> =
 const PROBE_TRIES = 4;
 const PROBE_BACKOFF: BackoffPolicy = { baseDelayMs: 500, maxDelayMs: 4000 };
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Delays between the tries of a record that must not be lost: about 6 s in all. */
-const RECORD_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 2000];
-
-async function retryForAWhile<T>(work: () => Promise<T>): Promise<T> {
-  for (const delay of RECORD_RETRY_DELAYS_MS) {
-    try {
-      return await work();
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  }
-  return work();
-}
+/**
+ * The tries of a record that must not be lost: 5 retries after 250, 500, 1000, 2000 and
+ * 2000 ms, about 6 s in all.
+ */
+const RECORD_RETRY: RetryOptions = {
+  retries: 5,
+  backoff: { baseDelayMs: 250, maxDelayMs: 2000, jitter: 'none' },
+};
