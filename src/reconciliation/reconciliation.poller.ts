@@ -268,7 +268,7 @@ export class ReconciliationPoller extends BackgroundWorker {
             orderId: payment.orderId,
             paymentId: payment.id,
             payflowId: payment.payflowId,
-            error: describeError(error).replace(/\s+/g, ' ').slice(0, 500),
+            error: describeError(error),
           });
           this.logger.warn(
             { paymentId: payment.id, payflowId: payment.payflowId, err: describeError(error) },
