@@ -112,7 +112,12 @@ describe('Kafka test bed (real KRaft clusters)', () => {
         brokers: cluster.brokers.filter((_, index) => index !== 1),
         logLevel: logLevel.NOTHING,
       });
-      expect(await roundTrip(survivors, topics.orders)).toMatch(/^[0-9a-f-]{36}$/);
+      // The killed node may still be the group coordinator or a leader for a moment after its
+      // registration lapsed (ECONNREFUSED on a loaded machine): the round trip must succeed
+      // on the survivors within 40 s.
+      expect(await eventually(() => roundTrip(survivors, topics.orders), 40_000)).toMatch(
+        /^[0-9a-f-]{36}$/,
+      );
 
       await cluster.restart(2);
       expect(cluster.isRunning(2)).toBe(true);
