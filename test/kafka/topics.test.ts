@@ -4,15 +4,14 @@
  * lines), and `topics create` makes the missing ones, idempotently, with the options given.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { ConfigSource } from 'kafkajs';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { TopicsMissingError } from '../../src/messaging/topics.port.js';
 import { startWorker } from '../../src/worker.js';
 import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
-import { buildCli, runBinary, type BinaryResult } from '../cli/cli-test-kit.js';
+import { buildCli, runBinary } from '../cli/cli-test-kit.js';
+import { runCompiled } from '../support/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   createTopicSet,
@@ -49,25 +48,6 @@ function environment(cluster: KraftCluster, topics: TopicSet, databaseUrl: strin
     MANAGEMENT_HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
   };
-}
-
-/** `node dist/src/main.js` (what `npm start` runs) with exactly `env`. */
-function runWorkerBinary(env: Record<string, string>): Promise<BinaryResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(process.cwd(), 'dist/src/main.js')], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
 }
 
 async function describeTopics(
@@ -146,7 +126,10 @@ describe('topics of the configuration', () => {
     expect(missing.topics).toEqual([topics.dlq, topics.settlements]);
 
     await built;
-    const result = await runWorkerBinary(environment(cluster, topics, database.url));
+    const result = await runCompiled(
+      'dist/src/main.js',
+      environment(cluster, topics, database.url),
+    );
     expect(result.code).toBe(1);
     expect(result.err.trim().split('\n')).toEqual([
       `payflow-bridge: topic ${topics.dlq} does not exist (create it: npx payflow-bridge topics create)`,

@@ -6,10 +6,9 @@
  * failed, and the secret appears nowhere in what it wrote (its logs at info included).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';
-import { buildCli, type BinaryResult } from '../cli/cli-test-kit.js';
+import { buildCli } from '../cli/cli-test-kit.js';
+import { runCompiled, type ProcessResult } from '../support/compiled.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { topicSetFor } from '../support/kafka-test-bed.js';
 import { workerEnvironment } from '../support/pipeline.js';
@@ -43,23 +42,12 @@ afterAll(async () => {
 });
 
 /** `node dist/src/main.js` with exactly `env`; killed after 90 s (the test fails then). */
-function runWorker(env: Record<string, string>): Promise<BinaryResult & { elapsedMs: number }> {
+async function runWorker(
+  env: Record<string, string>,
+): Promise<ProcessResult & { elapsedMs: number }> {
   const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(process.cwd(), 'dist/src/main.js')], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err, elapsedMs: Date.now() - started });
-    });
-  });
+  const result = await runCompiled('dist/src/main.js', env, 90_000);
+  return { ...result, elapsedMs: Date.now() - started };
 }
 
 function environment(identity: SecuredIdentity, caFile?: string): Record<string, string> {

@@ -4,7 +4,6 @@
  * lines only, SCRAM passwords. Files for DATABASE_SSL_CA_FILE (the right CA and an unrelated
  * one) and DATABASE_PASSWORD_FILE sit in a temporary folder.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -94,35 +93,4 @@ export async function probe(config: DatabaseConnectionConfig): Promise<Probe> {
   }
 }
 
-export interface ProcessResult {
-  readonly code: number | null;
-  readonly out: string;
-  readonly err: string;
-}
-
-/**
- * Runs a compiled entry point (`dist/…`) with exactly `env` (plus PATH and HOME) and
- * returns its exit code and output; SIGKILL after `timeoutMs` (code null then).
- */
-export function runCompiled(
-  entry: string,
-  env: Readonly<Record<string, string>>,
-  timeoutMs = 60_000,
-): Promise<ProcessResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(process.cwd(), entry)], {
-      cwd: process.cwd(),
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-  });
-}
+export { runCompiled, type ProcessResult } from './compiled.js';
