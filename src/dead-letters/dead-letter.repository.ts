@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
-import type { DeadLetter } from './dead-letter.sink.js';
+import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import type { ReplayFilter } from './replay/replay-filter.js';
 
 const letterRow = z.object({

@@ -12,7 +12,7 @@ import { OutboxWriterModule } from '../events/outbox-writer.module.js';
 import { OrderRepository } from '../orders/order.repository.js';
 import { DeadLetterEntity } from './dead-letter.entity.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
-import { DEAD_LETTER_SINK } from './dead-letter.sink.js';
+import { DEAD_LETTER_SINK } from '../messaging/dead-letter.port.js';
 import { PostgresDeadLetterSink } from './postgres-dead-letter.sink.js';
 
 export const DEAD_LETTER_ENTITIES = [DeadLetterEntity];

@@ -8,9 +8,13 @@ import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
 import { DEAD_LETTER, OutboxWriter } from '../events/outbox-writer.js';
 import { OrderRepository } from '../orders/order.repository.js';
-import { buildDeadLetterHeaders } from './dead-letter-headers.js';
+import { buildDeadLetterHeaders } from '../messaging/dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
-import type { DeadLetter, DeadLetterOutcome, DeadLetterSink } from './dead-letter.sink.js';
+import type {
+  DeadLetter,
+  DeadLetterOutcome,
+  DeadLetterSink,
+} from '../messaging/dead-letter.port.js';
 
 @Injectable()
 export class PostgresDeadLetterSink implements DeadLetterSink {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DEAD_LETTER_REASONS } from '../common/app-error.js';
-import { DLQ_HEADER } from '../dead-letters/dead-letter-headers.js';
+import { DLQ_HEADER } from '../messaging/dead-letter-headers.js';
 
 const decimalText = z.string().regex(/^\d+$/);
 

@@ -9,7 +9,7 @@ import { summarizeIssues } from '../orders/order-event.schema.js';
 import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
 import { eventHeadersSchema } from './event-envelope.schema.js';
 import { isOutboundEventType, OUTBOUND_EVENTS } from './outbound-events.js';
-import { DLQ_HEADER } from '../dead-letters/dead-letter-headers.js';
+import { DLQ_HEADER } from '../messaging/dead-letter-headers.js';
 
 export interface ReadMessage {
   readonly key: string | null;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Sql } from '../database/database.js';
 import type { BatchSql } from '../database/transaction-batcher.js';
-import type { DeadLetter } from '../dead-letters/dead-letter.sink.js';
+import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { paymentCreatedEvent } from '../orders/payment-requested/payment-created.event.js';
 import { OutboxRepository } from '../outbox/outbox.repository.js';

@@ -3,7 +3,7 @@
  * bed grants exactly these, the tests prove they are enough, and docs/security.md lists them.
  * Every ACL is ALLOW, host `*`, on a literal resource name.
  */
-import { deadLetterTopicFor } from '../dead-letters/dead-letter-headers.js';
+import { deadLetterTopicFor } from './dead-letter-headers.js';
 
 export type KafkaAclResourceType = 'topic' | 'group' | 'cluster';
 export type KafkaAclOperation =

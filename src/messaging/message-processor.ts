@@ -13,7 +13,7 @@
 import type { BaseRpcContext } from '@nestjs/microservices';
 import type { AppLogger } from '../common/logger.js';
 import { describeError, type DeadLetterReason } from '../common/app-error.js';
-import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import type { DeadLetterSink } from './dead-letter.port.js';
 import { decideFailure } from './failure-policy.js';
 import type { DecodedEvent, InboundEventCodec, InboundMessage } from './messaging.ports.js';
 import { backoffDelayMs } from '../common/backoff.js';

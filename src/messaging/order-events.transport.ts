@@ -27,7 +27,7 @@ import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { AppError, describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import type { DeadLetterSink } from './dead-letter.port.js';
 import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
 import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delivery-engine.js';
 import { assertHandlerRegistry } from './handler-registry.js';

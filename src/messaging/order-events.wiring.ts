@@ -21,7 +21,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestMicroservice, type MicroserviceOptions } from '@nestjs/microservices';
 import type { AppConfig, KafkaSecurityConfig } from '../config/app-config.js';
 import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterSink } from '../dead-letters/dead-letter.sink.js';
+import type { DeadLetterSink } from './dead-letter.port.js';
 import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
 import type { KafkaAuthorizationRecorder } from './kafka-authorization.js';
 import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka.consumer.js';

@@ -4,7 +4,7 @@
  * knows no client library, so it is tested without a broker.
  */
 import { AppError } from '../common/app-error.js';
-import { deadLetterTopicFor } from '../dead-letters/dead-letter-headers.js';
+import { deadLetterTopicFor } from './dead-letter-headers.js';
 
 /** A topic as the cluster describes it. */
 export interface TopicDescription {

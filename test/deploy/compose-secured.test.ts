@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
-import { deadLetterTopicFor } from '../../src/dead-letters/dead-letter-headers.js';
+import { deadLetterTopicFor } from '../../src/messaging/dead-letter-headers.js';
 import { requiredTopics, topicSpecs } from '../../src/messaging/topics.port.js';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
 

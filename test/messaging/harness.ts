@@ -9,7 +9,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { createLogger, silentLogger, type AppLogger } from '../../src/common/logger.js';
-import type { DeadLetter, DeadLetterSink } from '../../src/dead-letters/dead-letter.sink.js';
+import type { DeadLetter, DeadLetterSink } from '../../src/messaging/dead-letter.port.js';
 import { createKafkaPartitionConsumer } from '../../src/messaging/kafka.consumer.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';

@@ -19,7 +19,7 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { LoggerModule } from '../../src/common/logger.module.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
-import { DEAD_LETTER_SINK } from '../../src/dead-letters/dead-letter.sink.js';
+import { DEAD_LETTER_SINK } from '../../src/messaging/dead-letter.port.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
 import { OrderEventsTransportModule } from '../../src/messaging/messaging.module.js';
 import { INBOUND_EVENT_CODEC, type MessageProducer } from '../../src/messaging/messaging.ports.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { BlockedByEarlierFailureError } from '../../src/common/dead-letter.errors.js';
-import type { DeadLetter } from '../../src/dead-letters/dead-letter.sink.js';
+import type { DeadLetter } from '../../src/messaging/dead-letter.port.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
 import {
   DLQ_TOPIC,

@@ -21,7 +21,7 @@
  * replayed event must find its order unblocked, or it would be dead-lettered again.
  */
 import type { Database } from '../../database/database.js';
-import { DLQ_HEADER_PREFIX } from '../dead-letter-headers.js';
+import { DLQ_HEADER_PREFIX } from '../../messaging/dead-letter-headers.js';
 import type { OutboundMessage } from '../../messaging/messaging.ports.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { outboxBucket, type OutboxRepository } from '../../outbox/outbox.repository.js';

@@ -13,10 +13,7 @@ import { silentLogger } from '../../../src/common/logger.js';
 import { loadConfig, type AppConfig } from '../../../src/config/app-config.js';
 import { ConfigModule } from '../../../src/config/config.module.js';
 import { DatabaseModule } from '../../../src/database/database.module.js';
-import {
-  DEAD_LETTER_SINK,
-  type DeadLetterSink,
-} from '../../../src/dead-letters/dead-letter.sink.js';
+import { DEAD_LETTER_SINK, type DeadLetterSink } from '../../../src/messaging/dead-letter.port.js';
 import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
 import type { CommandOutcome } from '../../../src/orders/engine/order-command.js';
 import type { OrderEnvelope } from '../../../src/orders/order-event.schema.js';

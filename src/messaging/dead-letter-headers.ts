@@ -4,8 +4,8 @@
  * implementation (which publishes through the outbox) and for `dlq replay`.
  */
 import { oneLine } from '../common/one-line.js';
-import type { OutboundMessage } from '../messaging/messaging.ports.js';
-import type { DeadLetter } from './dead-letter.sink.js';
+import type { OutboundMessage } from './messaging.ports.js';
+import type { DeadLetter } from './dead-letter.port.js';
 
 export const DLQ_HEADER = {
   reason: 'x-dlq-reason',

@@ -1,4 +1,4 @@
-import type { InboundMessage } from '../messaging/messaging.ports.js';
+import type { InboundMessage } from './messaging.ports.js';
 import type { DeadLetterReason } from '../common/app-error.js';
 
 /** What the transport hands over when an event cannot take effect. */

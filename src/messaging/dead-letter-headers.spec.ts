@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { DeadLetter } from './dead-letter.sink.js';
+import type { DeadLetter } from './dead-letter.port.js';
 import {
   buildDeadLetterHeaders,
   buildDeadLetterMessage,
