@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import type { ORDER_EVENT_DATA_SCHEMAS, OrderEventType } from '../src/orders/order-event.schema.js';
+import type { ORDER_EVENT_DATA_SCHEMAS, OrderEventType } from '../src/events/order-event.schema.js';
 import type { PayerStep } from './payer.js';
 
 /** The `data` an ERP may send with an event of type T (amounts as text or numbers). */

@@ -5,7 +5,7 @@
  * own order. Every planned event knows the status event its effect must produce.
  */
 import { randomUUID } from 'node:crypto';
-import type { OrderEventType } from '../src/orders/order-event.schema.js';
+import type { OrderEventType } from '../src/events/order-event.schema.js';
 
 /** Small deterministic PRNG (mulberry32): the same seed gives the same run. */
 export function prng(seed: number): () => number {

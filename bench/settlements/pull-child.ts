@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/common/logger.js';
 import { loadDatabaseConfig } from '../../src/config/app-config.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';
-import { OutboxWriter } from '../../src/events/outbox-writer.js';
+import { OutboxWriter } from '../../src/outbox/outbox-writer.js';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
 import { SettlementRepository } from '../../src/settlements/settlement.repository.js';

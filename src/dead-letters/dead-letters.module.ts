@@ -8,7 +8,7 @@
 import { Module } from '@nestjs/common';
 import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
-import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
 import { OrderRepository } from '../orders/order.repository.js';
 import { DeadLetterEntity } from './dead-letter.entity.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';

@@ -6,7 +6,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
-import { DEAD_LETTER, OutboxWriter } from '../events/outbox-writer.js';
+import { DEAD_LETTER, OutboxWriter } from '../outbox/outbox-writer.js';
 import { OrderRepository } from '../orders/order.repository.js';
 import { buildDeadLetterHeaders } from '../messaging/dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';

@@ -17,7 +17,7 @@ import {
   ORDER_EVENT_DATA_SCHEMAS,
   ORDER_EVENT_TYPES,
   type OrderEventType,
-} from '../orders/order-event.schema.js';
+} from './order-event.schema.js';
 import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
 import { eventHeadersSchema } from './event-envelope.schema.js';
 import { OUTBOUND_EVENT_TYPES, OUTBOUND_EVENTS, type OutboundTopic } from './outbound-events.js';

@@ -6,7 +6,7 @@
  * fields may be added (never renamed or removed).
  */
 import { z } from 'zod';
-import { NORMALIZED_STATUSES } from '../payments/payment-status.js';
+import { NORMALIZED_STATUSES } from './normalized-status.js';
 
 export const eventIdSchema = z.uuid().describe('unique per event: deduplicate on it');
 export const occurredAtSchema = z.iso

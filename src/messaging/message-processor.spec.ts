@@ -10,7 +10,7 @@ import {
 } from '../payflow/payflow.errors.js';
 import { orderEventCodec } from '../orders/order-event.codec.js';
 import type { OrderEventContext } from '../orders/order-event.context.js';
-import type { ParsedOrderEnvelope } from '../orders/order-event.schema.js';
+import type { ParsedOrderEnvelope } from '../events/order-event.schema.js';
 import { MessageProcessor, type EventDispatch } from './message-processor.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from './transport.metrics.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { silentLogger } from '../common/logger.js';
 import { orderEventCodec } from '../orders/order-event.codec.js';
-import { ORDER_EVENT_TYPES } from '../orders/order-event.schema.js';
+import { ORDER_EVENT_TYPES } from '../events/order-event.schema.js';
 import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.port.js';
 import { ConsumerStuckError, OrderEventsTransport } from './order-events.transport.js';
 

@@ -10,7 +10,7 @@ import {
   ORDER_ID_MAX_LENGTH,
   parseOrderEnvelope,
   type ParsedOrderEnvelope,
-} from './order-event.schema.js';
+} from '../events/order-event.schema.js';
 
 export const orderEventCodec: InboundEventCodec<ParsedOrderEnvelope, OrderEventContext> = {
   eventTypes: ORDER_EVENT_TYPES,

@@ -23,7 +23,7 @@ import {
   ORDER_EVENT_TYPES,
   type OrderEnvelope,
   type OrderEventType,
-} from './order-event.schema.js';
+} from '../events/order-event.schema.js';
 import { OrdersConsumer } from './orders.consumer.js';
 
 type Method = (envelope: OrderEnvelope, ctx: ReturnType<typeof aContext>) => Promise<unknown>;

@@ -34,7 +34,7 @@ import {
   type OrderEnvelope,
   type OrderEvent,
   type OrderEventType,
-} from './order-event.schema.js';
+} from '../events/order-event.schema.js';
 import { PaymentRequestedCommand } from './payment-requested/payment-requested.command.js';
 import { PaymentRequestedHandler } from './payment-requested/payment-requested.handler.js';
 import { PaymentResendRequestedCommand } from './payment-resend-requested/payment-resend-requested.command.js';

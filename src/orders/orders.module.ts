@@ -19,7 +19,7 @@ import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
-import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
 import { INBOUND_EVENT_CODEC } from '../messaging/messaging.ports.js';
 import { IN_DOUBT_RESOLVER } from '../payments/in-doubt-resolver.port.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';

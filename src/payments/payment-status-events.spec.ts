@@ -4,7 +4,7 @@ import {
   InvalidOutboundEventError,
   OutboxWriter,
   outboundTopicsFromConfig,
-} from '../events/outbox-writer.js';
+} from '../outbox/outbox-writer.js';
 import type { StatusEvent } from './payment-status-events.js';
 
 const SOURCE_EVENT = '6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90';

@@ -4,8 +4,9 @@
  * cancelled when every installment is CANCELLED or the bridge cancelled it; anything else
  * → unknown (the raw value is kept beside it).
  */
-export const NORMALIZED_STATUSES = ['pending', 'paid', 'failed', 'cancelled', 'unknown'] as const;
-export type NormalizedStatus = (typeof NORMALIZED_STATUSES)[number];
+import type { NormalizedStatus } from '../events/normalized-status.js';
+
+export { NORMALIZED_STATUSES, type NormalizedStatus } from '../events/normalized-status.js';
 
 export interface NormalizeContext {
   /** Raw statuses of the payment's installments, when known. */

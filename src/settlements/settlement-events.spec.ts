@@ -4,7 +4,7 @@ import {
   InvalidOutboundEventError,
   OutboxWriter,
   outboundTopicsFromConfig,
-} from '../events/outbox-writer.js';
+} from '../outbox/outbox-writer.js';
 import type { SettlementLine } from './csv/settlement-row.js';
 import {
   BAD_ROWS_IN_EVENT,

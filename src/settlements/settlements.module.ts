@@ -11,7 +11,7 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { ScheduleModule } from '@nestjs/schedule';
 import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
-import { OutboxWriterModule } from '../events/outbox-writer.module.js';
+import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
 import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import {
   NightlySettlementsCron,

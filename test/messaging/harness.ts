@@ -23,7 +23,7 @@ import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import {
   ORDER_EVENT_TYPES,
   type ParsedOrderEnvelope,
-} from '../../src/orders/order-event.schema.js';
+} from '../../src/events/order-event.schema.js';
 import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
 
 export const sleep = (ms: number): Promise<void> =>

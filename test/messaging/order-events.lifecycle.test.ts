@@ -8,7 +8,7 @@ import { Controller, type INestMicroservice } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Admin } from 'kafkajs';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
-import { ORDER_EVENT_TYPES } from '../../src/orders/order-event.schema.js';
+import { ORDER_EVENT_TYPES } from '../../src/events/order-event.schema.js';
 import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
   MemorySink,

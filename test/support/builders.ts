@@ -13,7 +13,7 @@ import {
   type OrderEnvelope,
   type OrderEvent,
   type OrderEventType,
-} from '../../src/orders/order-event.schema.js';
+} from '../../src/events/order-event.schema.js';
 
 /** What an ERP may send as `data` of each type (zod input: amounts as text or numbers). */
 export type OrderEventInput<T extends OrderEventType> = z.input<

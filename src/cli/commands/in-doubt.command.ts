@@ -12,7 +12,7 @@ import { Command, Option, SubCommand } from 'nest-commander';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import { DeadLetterReplayService } from '../../dead-letters/replay/dead-letter-replay.service.js';
-import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
+import { OutboxWriter, outboundTopicsFromConfig } from '../../outbox/outbox-writer.js';
 import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
 import {
   InDoubtService,

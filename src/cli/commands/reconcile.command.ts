@@ -1,5 +1,5 @@
 import { Command } from 'nest-commander';
-import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
+import { OutboxWriter, outboundTopicsFromConfig } from '../../outbox/outbox-writer.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';

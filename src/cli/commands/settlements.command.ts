@@ -18,7 +18,7 @@
  */
 import { Command, Option, SubCommand } from 'nest-commander';
 import { describeError } from '../../common/app-error.js';
-import { OutboxWriter, outboundTopicsFromConfig } from '../../events/outbox-writer.js';
+import { OutboxWriter, outboundTopicsFromConfig } from '../../outbox/outbox-writer.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { PayflowClient } from '../../payflow/payflow.client.js';
 import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';

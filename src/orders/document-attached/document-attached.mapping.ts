@@ -1,7 +1,7 @@
 /** order.document_attached → POST /api/payments/uploadDocument (JSON with base64 content). */
 import type { UploadDocumentInput } from '../../payflow/payflow.types.js';
 import { mappingFailed } from '../shared/order-amounts.js';
-import type { OrderEventData } from '../order-event.schema.js';
+import type { OrderEventData } from '../../events/order-event.schema.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 

@@ -16,9 +16,9 @@ import {
   InDoubtError,
   type MappingFailedError,
 } from '../../common/dead-letter.errors.js';
-import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { OrderBusyError } from '../order.errors.js';
-import type { OrderEventType } from '../order-event.schema.js';
+import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
 import { decide, type PendingOutcome } from './attempt-decision.js';

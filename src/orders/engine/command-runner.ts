@@ -37,9 +37,9 @@ import type { Sql } from '../../database/database.js';
 import { StatementGroup } from '../../database/statement-group.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
-import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
-import type { OrderEventType } from '../order-event.schema.js';
+import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import {
   AttemptBegin,

@@ -10,7 +10,7 @@ import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { PayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
-import type { OrderEventType } from '../order-event.schema.js';
+import type { OrderEventType } from '../../events/order-event.schema.js';
 import type { NewPayment } from '../shared/new-payment.js';
 import type { OrderCommand } from './order-command.js';
 

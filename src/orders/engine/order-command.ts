@@ -1,6 +1,6 @@
 import type { InboundMessage } from '../../messaging/messaging.ports.js';
 import { Tracing, type TraceSpan } from '../../tracing/tracing.js';
-import type { OrderEvent, OrderEventType } from '../order-event.schema.js';
+import type { OrderEvent, OrderEventType } from '../../events/order-event.schema.js';
 
 /** Where an event was read: recorded with it once it took effect. */
 export interface EventSource {

@@ -1,7 +1,7 @@
 /** order.installment_added → POST …/installments/create, in the payment's currency. */
 import type { InstallmentInput } from '../../payflow/payflow.types.js';
 import { amountToMinor, mapLines, toPaymentItem } from '../shared/order-amounts.js';
-import type { OrderEventData } from '../order-event.schema.js';
+import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export interface MappedInstallmentAdded {
   readonly ref: string;

@@ -1,7 +1,7 @@
 /** order.installment_changed → PUT …/installments/{id}: only the fields that change. */
 import type { UpdateInstallmentInput } from '../../payflow/payflow.types.js';
 import { amountToMinor, mapLines, toPaymentItem } from '../shared/order-amounts.js';
-import type { OrderEventData } from '../order-event.schema.js';
+import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export function mapInstallmentChanged(
   data: OrderEventData<'order.installment_changed'>,

@@ -7,7 +7,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
-import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import type { InDoubtResolution, InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';

@@ -13,7 +13,7 @@ import {
   mappingFailed,
   toPaymentItem,
 } from '../shared/order-amounts.js';
-import type { OrderEvent, PaymentRequestedData } from '../order-event.schema.js';
+import type { OrderEvent, PaymentRequestedData } from '../../events/order-event.schema.js';
 
 /** One installment of the plan, with the ERP's reference. */
 export interface PlannedInstallment {

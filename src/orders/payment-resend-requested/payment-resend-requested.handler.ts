@@ -6,7 +6,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ResendResponse } from '../../payflow/payflow.types.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import type { OrderEventData } from '../order-event.schema.js';
+import type { OrderEventData } from '../../events/order-event.schema.js';
 import { PaymentMethodCatalog } from '../shared/payment-methods.js';
 import { targetEvent } from '../shared/payment-target.js';
 

@@ -5,7 +5,7 @@
  */
 import type { RefundInput, RefundLineInput } from '../../payflow/payflow.types.js';
 import { amountToMinor, mapLines, mappingFailed } from '../shared/order-amounts.js';
-import type { OrderEventData } from '../order-event.schema.js';
+import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export type MappedRefund = Omit<RefundInput, 'paymentId'> & {
   /** The ERP's refund reference. */

@@ -23,7 +23,7 @@ import { ValidationError } from '../../common/app-error.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { MAX_EXACT_MINOR_UNITS } from '../../payflow/payflow.mapping.js';
 import type { PaymentItemInput } from '../../payflow/payflow.types.js';
-import type { Amount } from '../order-event.schema.js';
+import type { Amount } from '../../events/order-event.schema.js';
 
 export type LineType = 'regular' | 'shipping' | 'part-sum';
 

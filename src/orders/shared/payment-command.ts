@@ -22,7 +22,7 @@ import type {
   ProbeVerdict,
 } from '../engine/command-spec.js';
 import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
-import type { OrderEventType } from '../order-event.schema.js';
+import type { OrderEventType } from '../../events/order-event.schema.js';
 import { PaymentTargets, callOptions, type PaymentTarget } from './payment-target.js';
 
 /** A command's state with the payment it acts on. */

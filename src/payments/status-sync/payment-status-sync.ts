@@ -11,7 +11,7 @@
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Database, type Sql } from '../../database/database.js';
-import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
 import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';

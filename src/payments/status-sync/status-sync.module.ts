@@ -5,7 +5,7 @@
  */
 import { Module } from '@nestjs/common';
 import { Database } from '../../database/database.js';
-import { OutboxWriterModule } from '../../events/outbox-writer.module.js';
+import { OutboxWriterModule } from '../../outbox/outbox-writer.module.js';
 import { PaymentsPersistenceModule } from '../payments-persistence.module.js';
 import { PaymentStatusSync } from './payment-status-sync.js';
 

@@ -23,7 +23,7 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { Database, openSavepoint, type Sql } from '../../database/database.js';
-import { OutboxWriter } from '../../events/outbox-writer.js';
+import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';

@@ -16,7 +16,7 @@ import { DatabaseModule } from '../../../src/database/database.module.js';
 import { DEAD_LETTER_SINK, type DeadLetterSink } from '../../../src/messaging/dead-letter.port.js';
 import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
 import type { CommandOutcome } from '../../../src/orders/engine/order-command.js';
-import type { OrderEnvelope } from '../../../src/orders/order-event.schema.js';
+import type { OrderEnvelope } from '../../../src/events/order-event.schema.js';
 import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
 import { OrdersModule, type OrdersOptionOverrides } from '../../../src/orders/orders.module.js';
 import { PAYFLOW_API, PayflowModule } from '../../../src/payflow/payflow.module.js';

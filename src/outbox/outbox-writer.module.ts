@@ -6,7 +6,7 @@
 import { Module } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
+import { OutboxRepository } from './outbox.repository.js';
 import { OUTBOUND_TOPICS, OutboxWriter, outboundTopicsFromConfig } from './outbox-writer.js';
 
 @Module({

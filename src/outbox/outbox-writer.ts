@@ -25,16 +25,16 @@ import type { BatchSql } from '../database/transaction-batcher.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import { buildDeadLetterMessage, deadLetterTopicFor } from '../messaging/dead-letter-headers.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
-import { summarizeIssues } from '../orders/order-event.schema.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
-import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
-import { eventMessage, stampEvent, type EventTrace } from './event-message.js';
+import { summarizeIssues } from '../common/zod-issues.js';
+import { OutboxRepository } from './outbox.repository.js';
+import { deadLetterHeadersSchema } from '../events/dead-letter-headers.schema.js';
+import { eventMessage, stampEvent, type EventTrace } from '../events/event-message.js';
 import {
   isOutboundEventType,
   OUTBOUND_EVENTS,
   type OutboundTopic,
   type TypedOutboundEvent,
-} from './outbound-events.js';
+} from '../events/outbound-events.js';
 
 export const OUTBOUND_TOPICS = Symbol('OUTBOUND_TOPICS');
 

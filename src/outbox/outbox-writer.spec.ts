@@ -4,7 +4,7 @@ import type { BatchSql } from '../database/transaction-batcher.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { paymentCreatedEvent } from '../orders/payment-requested/payment-created.event.js';
-import { OutboxRepository } from '../outbox/outbox.repository.js';
+import { OutboxRepository } from './outbox.repository.js';
 import { PAYMENT_STATUS_EVENT_TYPES, type StatusEvent } from '../payments/payment-status-events.js';
 import type { SettlementLine } from '../settlements/csv/settlement-row.js';
 import {
@@ -12,7 +12,7 @@ import {
   settlementFileEvent,
   settlementLineEvent,
 } from '../settlements/settlement-events.js';
-import { isOutboundEventType } from './outbound-events.js';
+import { isOutboundEventType } from '../events/outbound-events.js';
 import {
   DEAD_LETTER,
   InvalidOutboundEventError,
