@@ -9,7 +9,7 @@ import { Module } from '@nestjs/common';
 import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
 import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
-import { OrderRepository } from '../orders/order.repository.js';
+import { OrderPersistenceModule } from '../orders/order-persistence.module.js';
 import { DeadLetterEntity } from './dead-letter.entity.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import { DEAD_LETTER_SINK } from '../messaging/dead-letter.port.js';
@@ -22,11 +22,11 @@ export const DEAD_LETTER_ENTITIES = [DeadLetterEntity];
     DatabaseModule.forFeature(DEAD_LETTER_ENTITIES),
     TransactionBatcherModule,
     OutboxWriterModule,
+    // Stateless: the sink blocks the order through the owner of the orders table's SQL.
+    OrderPersistenceModule,
   ],
   providers: [
     DeadLetterRepository,
-    // Stateless: the sink blocks the order through the owner of the orders table's SQL.
-    OrderRepository,
     PostgresDeadLetterSink,
     { provide: DEAD_LETTER_SINK, useExisting: PostgresDeadLetterSink },
   ],

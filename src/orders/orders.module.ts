@@ -9,7 +9,7 @@
  * Needs (global): DataSource (DatabaseModule), APP_CONFIG (ConfigModule), APP_LOGGER
  * (LoggerModule), PAYFLOW_API (PayflowModule, global or passed in `imports`).
  * Exports: the handlers, IN_DOUBT_RESOLVER (the port of src/payments, for the webhook
- * processor), DEAD_LETTER_SINK, TransactionBatcher, ORDERS_OPTIONS; and, to the whole
+ * processor), TransactionBatcher, ORDERS_OPTIONS; and, to the whole
  * application (OrderEventCodecModule is global), INBOUND_EVENT_CODEC: how the generic
  * order-events transport reads order events.
  */
@@ -18,7 +18,6 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { TransactionBatcherModule } from '../database/transaction-batcher.js';
-import { DeadLettersModule } from '../dead-letters/dead-letters.module.js';
 import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
 import { INBOUND_EVENT_CODEC } from '../messaging/messaging.ports.js';
 import { IN_DOUBT_RESOLVER } from '../payments/in-doubt-resolver.port.js';
@@ -37,7 +36,7 @@ import { InstallmentRemovedHandler } from './installment-removed/installment-rem
 import { MarkedPaidHandler } from './marked-paid/marked-paid.handler.js';
 import { orderEventCodec } from './order-event.codec.js';
 import { OrderEntity } from './order.entity.js';
-import { OrderRepository } from './order.repository.js';
+import { OrderPersistenceModule } from './order-persistence.module.js';
 import { OrdersConsumer } from './orders.consumer.js';
 import {
   ORDERS_OPTIONS,
@@ -96,7 +95,7 @@ export class OrderEventCodecModule {}
     DatabaseModule.forFeature(ORDER_ENTITIES),
     OrderEventCodecModule,
     TransactionBatcherModule,
-    DeadLettersModule,
+    OrderPersistenceModule,
     OutboxWriterModule,
     PaymentsPersistenceModule,
   ],
@@ -108,7 +107,6 @@ export class OrderEventCodecModule {}
       useFactory: (config: AppConfig, overrides: OrdersOptionOverrides | undefined) =>
         ordersOptionsFromConfig(config, overrides ?? {}),
     },
-    OrderRepository,
     ProcessedEventRepository,
     CommandAttemptRepository,
     PaymentMethodCatalog,
@@ -121,13 +119,7 @@ export class OrderEventCodecModule {}
     { provide: IN_DOUBT_RESOLVER, useExisting: PaymentCreationResolver },
     ...ORDER_HANDLERS,
   ],
-  exports: [
-    ...ORDER_HANDLERS,
-    IN_DOUBT_RESOLVER,
-    ORDERS_OPTIONS,
-    TransactionBatcherModule,
-    DeadLettersModule,
-  ],
+  exports: [...ORDER_HANDLERS, IN_DOUBT_RESOLVER, ORDERS_OPTIONS, TransactionBatcherModule],
 })
 export class OrdersModule {
   static forRoot(

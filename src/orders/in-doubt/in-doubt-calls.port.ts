@@ -6,10 +6,26 @@
  */
 import type { Sql } from '../../database/database.js';
 import type { ProbeEvidence } from '../engine/command-attempt.repository.js';
-import type { ReceivedWebhook } from '../../webhooks/inbox/webhook-inbox.repository.js';
 
 /** The order event whose Payflow call creates the payment. */
 export const PAYMENT_CREATION = 'order.payment_requested';
+
+/**
+ * A webhook stored for the payment, as the read side lists it: when, which kind, processed
+ * or not; never its body or headers. Named here, so src/orders imports nothing from
+ * src/webhooks: the inbox's rows (webhook-inbox.repository.ts, ReceivedWebhook) fit it.
+ */
+export interface InDoubtWebhook {
+  readonly paymentId: string;
+  readonly id: string;
+  readonly kind: string;
+  readonly receivedAt: Date;
+  readonly lastReceivedAt: Date;
+  readonly duplicates: number;
+  readonly attempts: number;
+  readonly processedAt: Date | null;
+  readonly lastError: string | null;
+}
 
 /** One call in doubt, as the tables hold it. */
 export interface InDoubtRow {
@@ -41,7 +57,7 @@ export interface InDoubtRow {
    * token of its callback URL; the receiver stores them under the payment's id), oldest
    * first; never their body or headers.
    */
-  readonly webhooks: readonly ReceivedWebhook[];
+  readonly webhooks: readonly InDoubtWebhook[];
   /**
    * What reading Payflow found before the call was parked (a follow-up Payflow could not
    * be read for: `unreadable`), null when it was never probed (creations, refunds, …).

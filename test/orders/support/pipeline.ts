@@ -18,6 +18,7 @@ import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
 import type { CommandOutcome } from '../../../src/orders/engine/order-command.js';
 import type { OrderEnvelope } from '../../../src/events/order-event.schema.js';
 import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
+import { DeadLettersModule } from '../../../src/dead-letters/dead-letters.module.js';
 import { OrdersModule, type OrdersOptionOverrides } from '../../../src/orders/orders.module.js';
 import { PAYFLOW_API, PayflowModule } from '../../../src/payflow/payflow.module.js';
 import type { PayflowApi } from '../../../src/payflow/payflow.types.js';
@@ -111,6 +112,7 @@ export async function startPipeline(
       DatabaseModule,
       PayflowModule.forRoot(config, undefined, true),
       OrdersModule.forRoot(overrides),
+      DeadLettersModule,
     ],
   }).compile();
   installSeams(module.get<PayflowApi>(PAYFLOW_API), seams);
