@@ -9,6 +9,7 @@ import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
 import { NEW_PAYMENTS } from './payment.repository.js';
+import type { PaymentInstallment } from './payment.aggregate.js';
 import type { Part } from './statement.js';
 import type { StoredInstallment } from './status-sync/status-changes.js';
 
@@ -31,17 +32,6 @@ export interface PayflowInstallmentRow {
   readonly status: string;
 }
 
-/** A live (not removed) installment, as a command acting on it needs it. */
-export interface LiveInstallment {
-  /** installments.id */
-  readonly id: string;
-  readonly ref: string;
-  readonly payflowId: string | null;
-  readonly grossMinor: number;
-  /** YYYY-MM-DD */
-  readonly date: string;
-}
-
 /** A payment's installment as its `payment.created` event shows it. */
 export interface InstallmentView {
   readonly ref: string;
@@ -62,13 +52,6 @@ export interface AddedInstallment {
 }
 
 const minor = z.union([z.string(), z.number()]).transform(Number);
-
-const liveRow = z.object({
-  id: z.string(),
-  payflowId: z.string().nullable(),
-  grossMinor: minor,
-  date: z.string(),
-});
 
 const viewRow = z.object({
   ref: z.string(),
@@ -100,6 +83,18 @@ const overviewRow = z.object({
 
 /** An installment (live or removed) as the operator's reads show it. */
 export type InstallmentOverview = z.infer<typeof overviewRow>;
+
+const aggregateRow = z.object({
+  id: z.string(),
+  ref: z.string().nullable(),
+  payflowId: z.string().nullable(),
+  date: z.string(),
+  grossMinor: z
+    .string()
+    .regex(/^-?\d+$/)
+    .transform(BigInt),
+  removed: z.boolean(),
+});
 
 const liveCountRow = z.object({ paymentId: z.string(), live: z.number().int() });
 
@@ -157,27 +152,17 @@ export class InstallmentRepository {
     );
   }
 
-  /** Whether the payment has (or had) an installment with this reference. */
-  async refTaken(sql: Sql, paymentId: string, ref: string): Promise<boolean> {
-    const rows = await sql.query(
-      `SELECT 1 AS one FROM installments WHERE payment_id = $1::uuid AND installment_ref = $2`,
-      [paymentId, ref],
-    );
-    return rows.length > 0;
-  }
-
-  /** The live installment `ref` of a payment, or null. */
-  async findLive(sql: Sql, paymentId: string, ref: string): Promise<LiveInstallment | null> {
-    const [row] = await queryRows(
+  /** Every installment of a payment (removed ones too), as its aggregate holds them. */
+  forAggregate(sql: Sql, paymentId: string): Promise<PaymentInstallment[]> {
+    return queryRows(
       sql,
-      liveRow,
-      `SELECT id::text, payflow_installment_id AS "payflowId", gross_minor::text AS "grossMinor",
-              to_char(due_date, 'YYYY-MM-DD') AS "date"
-         FROM installments
-        WHERE payment_id = $1::uuid AND installment_ref = $2 AND removed_at IS NULL`,
-      [paymentId, ref],
+      aggregateRow,
+      `SELECT id::text, installment_ref AS ref, payflow_installment_id AS "payflowId",
+              to_char(due_date, 'YYYY-MM-DD') AS "date", gross_minor::text AS "grossMinor",
+              removed_at IS NOT NULL AS removed
+         FROM installments WHERE payment_id = $1::uuid ORDER BY position, created_at`,
+      [paymentId],
     );
-    return row === undefined ? null : { ...row, ref };
   }
 
   /** Payflow's new installment, after the payment's last one. */

@@ -30,6 +30,7 @@ import {
   type SyncPayment,
   type TokenRow,
 } from './payment.rows.js';
+import { STATE_PREDECESSORS } from './payment.aggregate.js';
 import { jsonOrNull } from './payment-trace.js';
 import { render, type Bind, type Part } from './statement.js';
 
@@ -37,6 +38,11 @@ export type * from './payment.rows.js';
 
 /** Name of the relation `newPaymentCtes` defines: its rows' columns, for other tables' parts. */
 export const NEW_PAYMENTS = 'new_payments';
+
+/** `('a', 'b')`: the states `state` may be entered from (the aggregate's rule, as SQL). */
+function enteredFrom(state: keyof typeof STATE_PREDECESSORS): string {
+  return `(${STATE_PREDECESSORS[state].map((from) => `'${from}'`).join(', ')})`;
+}
 
 const OVERVIEW = `
   SELECT id::text AS id, order_id AS "orderId", payflow_id AS "payflowId",
@@ -51,7 +57,8 @@ const OVERVIEW = `
  * settled (created or cancelled): what every command after payment_requested acts on.
  */
 const LATEST_CREATED = `
-  SELECT id, payflow_id, currency, organization_id, state, provider_status
+  SELECT id, order_id, payflow_id, currency, organization_id, state, provider_status,
+         total_gross_minor::text AS total_gross_minor
     FROM payments
    WHERE order_id = $1 AND payflow_id IS NOT NULL AND state IN ('created', 'cancelled')
    ORDER BY created_at DESC, id DESC
@@ -79,8 +86,8 @@ export class PaymentRepository {
 
   /**
    * CTEs that create payments in state `creating`: `new_payments` (NEW_PAYMENTS: the rows,
-   * as columns n, id, event_id, order_id, organization_id, order_number, currency,
-   * gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id), then their
+   * as columns n, id, event_id, order_id, organization_id, order_number, customer_number,
+   * currency, gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id), then their
    * insert. The same builder serves a fresh event, a burst of fresh events and a retry:
    * `gate` names a relation whose column `n` lists the rows to write (those whose attempt
    * was recorded), or null for all; `reuse` lets a retry take over its earlier row (same
@@ -104,11 +111,12 @@ export class PaymentRepository {
     SELECT d.*
       FROM unnest(${column('n', 'int')}, ${column('id', 'uuid')}, ${column('eventId', 'uuid')},
                   ${column('orderId', 'text')}, ${column('organizationId', 'text')},
-                  ${column('orderNumber', 'text')}, ${column('currency', 'text')},
+                  ${column('orderNumber', 'text')}, ${column('customerNumber', 'text')},
+                  ${column('currency', 'text')},
                   ${column('totalGrossMinor', 'bigint')}, ${column('totalNetMinor', 'bigint')},
                   ${column('webhookToken', 'text')}, ${column('apiKeyHash', 'bytea')},
                   ${column('paymentMethodId', 'text')}, ${traces})
-           AS d (n, id, event_id, order_id, organization_id, order_number, currency,
+           AS d (n, id, event_id, order_id, organization_id, order_number, customer_number, currency,
                  gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id,
                  trace_headers)
      ${gate === null ? '' : `WHERE d.n IN (SELECT n FROM ${gate})`}),
@@ -146,14 +154,14 @@ export class PaymentRepository {
       FROM unnest(${bind(rows.map((row) => row.paymentId))}::uuid[],
                   ${bind(rows.map((row) => row.payflowId))}::text[],
                   ${bind(rows.map((row) => row.paymentLink))}::text[]) AS x (id, payflow_id, link)
-     WHERE p.id = x.id AND p.state IN ('creating', 'in_doubt')`;
+     WHERE p.id = x.id AND p.state IN ${enteredFrom('created')}`;
   }
 
   /** Payflow refused the creation: the payment ends `creation_failed`. */
   async markCreationFailed(tx: Sql, paymentId: string): Promise<void> {
     await tx.execute(
       `UPDATE payments SET state = 'creation_failed', updated_at = now()
-        WHERE id = $1::uuid AND state = 'creating'`,
+        WHERE id = $1::uuid AND state IN ${enteredFrom('creation_failed')}`,
       [paymentId],
     );
   }
@@ -162,7 +170,7 @@ export class PaymentRepository {
   async markInDoubt(tx: Sql, paymentId: string): Promise<void> {
     await tx.execute(
       `UPDATE payments SET state = 'in_doubt', updated_at = now()
-        WHERE id = $1::uuid AND state = 'creating'`,
+        WHERE id = $1::uuid AND state IN ${enteredFrom('in_doubt')}`,
       [paymentId],
     );
   }
@@ -207,10 +215,13 @@ export class PaymentRepository {
      WHERE id = ${bind(paymentId)}::uuid`;
   }
 
-  /** The total changed with its installments: `deltaMinor` added (negative: removed). */
-  addToTotal(paymentId: string, deltaMinor: number): Part {
+  /**
+   * The total changed with its installments: `deltaMinor` added (negative: removed). Only
+   * the payment aggregate decides the delta (PaymentAggregate, payment-aggregate.store.ts).
+   */
+  addToTotal(paymentId: string, deltaMinor: bigint): Part {
     return (bind) => `
-    UPDATE payments SET total_gross_minor = total_gross_minor + ${bind(deltaMinor)}::bigint,
+    UPDATE payments SET total_gross_minor = total_gross_minor + ${bind(deltaMinor.toString())}::bigint,
            updated_at = now()
      WHERE id = ${bind(paymentId)}::uuid`;
   }
@@ -239,6 +250,29 @@ export class PaymentRepository {
     return queryRows(sql, overviewRow, `${OVERVIEW} WHERE order_id = $1 ORDER BY created_at, id`, [
       orderId,
     ]);
+  }
+
+  /** The payments of these orders, each order's oldest first (payments_order_id_idx). */
+  listForOrders(sql: Sql, orderIds: readonly string[]): Promise<PaymentOverview[]> {
+    return queryRows(
+      sql,
+      overviewRow,
+      `${OVERVIEW} WHERE order_id = ANY($1::text[]) ORDER BY order_id, created_at, id`,
+      [orderIds],
+    );
+  }
+
+  /**
+   * The payments whose creation failed or is in doubt, the latest change first
+   * (payments_failed_idx, which holds only those).
+   */
+  recentlyFailed(sql: Sql, limit: number): Promise<PaymentOverview[]> {
+    return queryRows(
+      sql,
+      overviewRow,
+      `${OVERVIEW} WHERE state IN ('creation_failed', 'in_doubt') ORDER BY updated_at DESC LIMIT $1`,
+      [limit],
+    );
   }
 
   /** The payments with these ids (those that exist), in no particular order. */

@@ -71,11 +71,14 @@ export interface TokenRow {
 export interface LatestPayment {
   /** payflow-bridge's id (payments.id). */
   readonly id: string;
+  readonly orderId: string;
   readonly payflowId: string;
   readonly currency: string;
   readonly organizationId: string | null;
   readonly state: string;
   readonly providerStatus: string | null;
+  /** Minor units (bigint: the column is). */
+  readonly totalGrossMinor: bigint;
 }
 
 /** A payment to create (state `creating`), with what its order row needs. */
@@ -87,6 +90,8 @@ export interface NewPaymentRow {
   readonly orderId: string;
   readonly organizationId: string | null;
   readonly orderNumber: string;
+  /** The ERP customer number, kept on the order (the console finds orders by it). */
+  readonly customerNumber: string | null;
   readonly currency: string;
   readonly totalGrossMinor: number;
   readonly totalNetMinor: number;
@@ -120,16 +125,23 @@ export const latestRow = z
     payflow_id: text,
     currency: text,
     organization_id: nullableText,
+    order_id: text,
     state: text,
     provider_status: nullableText,
+    total_gross_minor: z
+      .string()
+      .regex(/^-?\d+$/)
+      .transform(BigInt),
   })
   .transform((row): LatestPayment => ({
     id: row.id,
+    orderId: row.order_id,
     payflowId: row.payflow_id,
     currency: row.currency.trim(),
     organizationId: row.organization_id,
     state: row.state,
     providerStatus: row.provider_status,
+    totalGrossMinor: row.total_gross_minor,
   }));
 
 export const idRow = z.object({ id: text });

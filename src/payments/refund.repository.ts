@@ -34,15 +34,6 @@ export type RefundOverview = z.infer<typeof overviewRow>;
 
 @Injectable()
 export class RefundRepository {
-  /** Whether the payment has a refund with this reference. */
-  async exists(sql: Sql, paymentId: string, refundRef: string): Promise<boolean> {
-    const rows = await sql.query(
-      `SELECT 1 AS one FROM refunds WHERE payment_id = $1::uuid AND refund_ref = $2`,
-      [paymentId, refundRef],
-    );
-    return rows.length > 0;
-  }
-
   /** Every refund of the payments, oldest first. */
   listForPayments(sql: Sql, paymentIds: readonly string[]): Promise<RefundOverview[]> {
     return queryRows(

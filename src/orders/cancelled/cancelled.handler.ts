@@ -2,8 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
-import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
-import { normalizePaymentStatus } from '../../payments/payment-status.js';
+import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
@@ -13,12 +12,11 @@ import { cancelGoneVerdict, cancelVerdict, type CancelResult } from './cancelled
 @Injectable()
 export class CancelledHandler extends PaymentCommandHandler<
   'order.cancelled',
-  object,
+  { readonly payment: PaymentAggregate },
   CancelResult
 > {
   constructor(
     kit: PaymentCommandKit,
-    history: PaymentStatusHistoryRepository,
     orders: OrderRepository,
     installments: InstallmentRepository,
   ) {
@@ -26,7 +24,9 @@ export class CancelledHandler extends PaymentCommandHandler<
       type: 'order.cancelled',
       // A repeated cancel is refused (business.payment_final): never repeated blindly.
       repeatable: false,
-      map: () => ({}),
+      map: async (_command, target) => ({
+        payment: await kit.aggregates.load(kit.database.sql, target.payment),
+      }),
       call: ({ target }, options) =>
         kit.payflow.cancelPayment(target.payment.payflowId, {
           ...options,
@@ -46,23 +46,13 @@ export class CancelledHandler extends PaymentCommandHandler<
           throw error;
         }
       },
-      complete: async (tx, { state: { target }, result, command }) => {
-        const status = normalizePaymentStatus(result.status, { cancelledByBridge: true });
-        const previous = target.payment.providerStatus;
-        const paymentId = target.payment.id;
+      complete: async (tx, { state: { target, payment }, result, command }) => {
+        const change = payment.cancel(result.status);
         await executeTogether(tx, [
-          kit.payments.markCancelled(paymentId, result.status, status),
-          history.record({
-            paymentId,
-            providerStatus: result.status,
-            previousProviderStatus: previous,
-            status,
-            source: 'command',
-            eventId: command.eventId,
-          }),
+          ...kit.aggregates.cancelParts(change, command),
           orders.markCancelled(command.orderId),
           installments.setStatusesByPayflowId(
-            paymentId,
+            change.paymentId,
             result.installments.map((installment) => ({
               payflowId: installment.id,
               status: installment.status,
@@ -72,9 +62,9 @@ export class CancelledHandler extends PaymentCommandHandler<
         return [
           targetEvent('payment.cancelled', command, target, {
             reason: command.event.data.reason ?? null,
-            providerStatus: result.status,
-            previousProviderStatus: previous,
-            status,
+            providerStatus: change.providerStatus,
+            previousProviderStatus: change.previousProviderStatus,
+            status: change.status,
           }),
         ];
       },

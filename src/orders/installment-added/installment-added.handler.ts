@@ -3,15 +3,16 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
+import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { mappingFailed } from '../shared/order-amounts.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 import { installmentAddedVerdict } from './installment-added.probe.js';
 
 interface AddState {
   readonly installment: MappedInstallmentAdded;
+  readonly payment: PaymentAggregate;
 }
 
 @Injectable()
@@ -26,13 +27,9 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
       repeatable: false,
       map: async (command, target) => {
         const installment = mapInstallmentAdded(command.event.data, target.payment.currency);
-        if (await installments.refTaken(kit.database.sql, target.payment.id, installment.ref)) {
-          throw mappingFailed(
-            'ORDER.DUPLICATE_INSTALLMENT_REF',
-            `installment reference "${installment.ref}" is already used by the order's payment`,
-          );
-        }
-        return { installment };
+        const payment = await kit.aggregates.load(kit.database.sql, target.payment);
+        payment.requireNewInstallmentRef(installment.ref);
+        return { installment, payment };
       },
       call: ({ target, installment }, options) =>
         kit.payflow.installment(
@@ -51,19 +48,15 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
           new Set(known.flatMap((row) => row.payflowInstallmentId ?? [])),
         );
       },
-      complete: async (tx, { state: { target, installment }, result, command }) => {
-        await executeTogether(tx, [
-          kit.payments.addToTotal(target.payment.id, result.grossAmountMinor),
-          installments.add({
-            paymentId: target.payment.id,
-            ref: installment.ref,
-            payflowId: result.id,
-            date: result.date,
-            grossMinor: result.grossAmountMinor,
-            type: result.type,
-            status: result.status,
-          }),
-        ]);
+      complete: async (tx, { state: { target, installment, payment }, result, command }) => {
+        const change = payment.addInstallment(installment.ref, {
+          payflowId: result.id,
+          date: result.date,
+          grossMinor: result.grossAmountMinor,
+          type: result.type,
+          status: result.status,
+        });
+        await executeTogether(tx, kit.aggregates.installmentParts(change));
         return [
           targetEvent('installment.added', command, target, {
             installmentRef: installment.ref,

@@ -5,15 +5,15 @@
 import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment, UpdateInstallmentInput } from '../../payflow/payflow.types.js';
-import { InstallmentRepository } from '../../payments/installment.repository.js';
+import type { LiveInstallment, PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';
 
 interface ChangeState {
-  readonly installment: KnownInstallment;
+  readonly payment: PaymentAggregate;
+  readonly installment: LiveInstallment;
   readonly input: UpdateInstallmentInput;
 }
 
@@ -23,20 +23,15 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
   ChangeState,
   Installment
 > {
-  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+  constructor(kit: PaymentCommandKit) {
     super(kit, {
       type: 'order.installment_changed',
       repeatable: true,
       map: async (command, target) => {
         const { data } = command.event;
         const input = mapInstallmentChanged(data, target.payment.currency);
-        const installment = await requireInstallment(
-          installments,
-          kit.database.sql,
-          target.payment.id,
-          data.installmentRef,
-        );
-        return { installment, input };
+        const payment = await kit.aggregates.load(kit.database.sql, target.payment);
+        return { payment, installment: payment.requireLiveInstallment(data.installmentRef), input };
       },
       call: ({ target, installment, input }, options) =>
         kit.payflow.installment(
@@ -48,14 +43,13 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
           },
           { ...options, currency: target.payment.currency },
         ),
-      complete: async (tx, { state: { target, installment }, result, command }) => {
-        await executeTogether(tx, [
-          installments.change(installment.id, result.date, result.grossAmountMinor, result.status),
-          kit.payments.addToTotal(
-            target.payment.id,
-            result.grossAmountMinor - installment.grossMinor,
-          ),
-        ]);
+      complete: async (tx, { state: { target, payment, installment }, result, command }) => {
+        const change = payment.changeInstallment(installment.ref, {
+          date: result.date,
+          grossMinor: result.grossAmountMinor,
+          status: result.status,
+        });
+        await executeTogether(tx, kit.aggregates.installmentParts(change));
         return [
           targetEvent('installment.changed', command, target, {
             installmentRef: installment.ref,
@@ -63,7 +57,7 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
             date: result.date,
             previousDate: installment.date,
             amount: formatMinorUnits(result.grossAmountMinor, result.currency),
-            previousAmount: formatMinorUnits(installment.grossMinor, result.currency),
+            previousAmount: formatMinorUnits(Number(installment.grossMinor), result.currency),
             currency: result.currency,
             status: result.status,
           }),

@@ -1,15 +1,15 @@
 /** order.installment_removed → DELETE …/installments/{installment_id}; emits installment.removed. */
 import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
-import { InstallmentRepository } from '../../payments/installment.repository.js';
+import type { LiveInstallment, PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { requireInstallment, type KnownInstallment } from '../shared/installment-refs.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { installmentRemovedVerdict, type RemovedInstallment } from './installment-removed.probe.js';
 
 interface RemoveState {
-  readonly installment: KnownInstallment;
+  readonly payment: PaymentAggregate;
+  readonly installment: LiveInstallment;
 }
 
 @Injectable()
@@ -18,19 +18,18 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
   RemoveState,
   RemovedInstallment
 > {
-  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+  constructor(kit: PaymentCommandKit) {
     super(kit, {
       type: 'order.installment_removed',
       // A repeated DELETE is refused (business.installment_final): never repeated blindly.
       repeatable: false,
-      map: async (command, target) => ({
-        installment: await requireInstallment(
-          installments,
-          kit.database.sql,
-          target.payment.id,
-          command.event.data.installmentRef,
-        ),
-      }),
+      map: async (command, target) => {
+        const payment = await kit.aggregates.load(kit.database.sql, target.payment);
+        return {
+          payment,
+          installment: payment.requireLiveInstallment(command.event.data.installmentRef),
+        };
+      },
       call: ({ target, installment }, options) =>
         kit.payflow.installment(
           {
@@ -48,17 +47,15 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
           }),
           installment.payflowId,
         ),
-      complete: async (tx, { state: { target, installment }, result, command }) => {
-        await executeTogether(tx, [
-          installments.remove(installment.id, result.status),
-          kit.payments.addToTotal(target.payment.id, -installment.grossMinor),
-        ]);
+      complete: async (tx, { state: { target, payment, installment }, result, command }) => {
+        const change = payment.removeInstallment(installment.ref, result.status);
+        await executeTogether(tx, kit.aggregates.installmentParts(change));
         return [
           targetEvent('installment.removed', command, target, {
             installmentRef: installment.ref,
             installmentId: installment.payflowId,
             date: installment.date,
-            amount: formatMinorUnits(installment.grossMinor, target.payment.currency),
+            amount: formatMinorUnits(Number(installment.grossMinor), target.payment.currency),
             currency: target.payment.currency,
             status: result.status,
           }),

@@ -1,8 +1,7 @@
 /** order.marked_paid → POST /payments/{payment_id}/manual-paid; emits payment.marked_paid. */
 import { Injectable } from '@nestjs/common';
 import type { ManualPaidResponse } from '../../payflow/payflow.types.js';
-import { PaymentStatusHistoryRepository } from '../../payments/payment-status-history.repository.js';
-import { normalizePaymentStatus } from '../../payments/payment-status.js';
+import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
@@ -10,6 +9,7 @@ import { markPaidVerdict } from './marked-paid.probe.js';
 
 interface MarkState {
   readonly note: string | undefined;
+  readonly payment: PaymentAggregate;
 }
 
 @Injectable()
@@ -18,12 +18,15 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
   MarkState,
   ManualPaidResponse
 > {
-  constructor(kit: PaymentCommandKit, history: PaymentStatusHistoryRepository) {
+  constructor(kit: PaymentCommandKit) {
     super(kit, {
       type: 'order.marked_paid',
       // A repeat is refused once the payment is PAID (business.payment_final).
       repeatable: false,
-      map: (command) => ({ note: command.event.data.note }),
+      map: async (command, target) => ({
+        note: command.event.data.note,
+        payment: await kit.aggregates.load(kit.database.sql, target.payment),
+      }),
       call: ({ target, note }, options) =>
         kit.payflow.markPaid(target.payment.payflowId, note === undefined ? {} : { note }, options),
       probe: async ({ target }, options) =>
@@ -33,27 +36,15 @@ export class MarkedPaidHandler extends PaymentCommandHandler<
             currency: target.payment.currency,
           }),
         ),
-      complete: async (tx, { state: { target, note }, result, command }) => {
-        const providerStatus = result.paymentStatus;
-        const status = normalizePaymentStatus(providerStatus);
-        const previous = target.payment.providerStatus;
-        await executeTogether(tx, [
-          kit.payments.setStatus(target.payment.id, providerStatus, status),
-          history.record({
-            paymentId: target.payment.id,
-            providerStatus,
-            previousProviderStatus: previous,
-            status,
-            source: 'command',
-            eventId: command.eventId,
-          }),
-        ]);
+      complete: async (tx, { state: { target, note, payment }, result, command }) => {
+        const change = payment.markPaid(result.paymentStatus);
+        await executeTogether(tx, kit.aggregates.statusParts(change, command));
         return [
           targetEvent('payment.marked_paid', command, target, {
             note: note ?? null,
-            providerStatus,
-            previousProviderStatus: previous,
-            status,
+            providerStatus: change.providerStatus,
+            previousProviderStatus: change.previousProviderStatus,
+            status: change.status,
           }),
         ];
       },

@@ -4,13 +4,8 @@ import { formatMinorUnits } from '../../common/money.js';
 import type { RefundResult } from '../../payflow/payflow.types.js';
 import { RefundRepository } from '../../payments/refund.repository.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { mappingFailed } from '../shared/order-amounts.js';
 import { targetEvent } from '../shared/payment-target.js';
-import {
-  assertRefundCurrency,
-  mapRefundRequested,
-  type MappedRefund,
-} from './refund-requested.mapping.js';
+import { mapRefundRequested, type MappedRefund } from './refund-requested.mapping.js';
 
 interface RefundState {
   readonly refund: MappedRefund;
@@ -28,14 +23,9 @@ export class RefundRequestedHandler extends PaymentCommandHandler<
       type: 'order.refund_requested',
       repeatable: false,
       before: (command) => mapRefundRequested(command.event.data),
-      map: async (command, target, refund) => {
-        assertRefundCurrency(refund, target.payment.currency);
-        if (await refunds.exists(kit.database.sql, target.payment.id, refund.refundRef)) {
-          throw mappingFailed(
-            'ORDER.DUPLICATE_REFUND',
-            `refund ${refund.refundRef} of order ${command.orderId} was made already`,
-          );
-        }
+      map: async (_command, target, refund) => {
+        const payment = await kit.aggregates.load(kit.database.sql, target.payment);
+        payment.requestRefund(refund);
         return { refund };
       },
       call: ({ target, refund }, options) =>

@@ -1,7 +1,21 @@
 import { describe, expect, it } from '@jest/globals';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { anEvent, refundRequestedData } from '../../../test/support/builders.js';
-import { assertRefundCurrency, mapRefundRequested } from './refund-requested.mapping.js';
+import { PaymentAggregate } from '../../payments/payment.aggregate.js';
+import { mapRefundRequested, type MappedRefund } from './refund-requested.mapping.js';
+
+/** The payment aggregate's currency rule, on a payment in `currency`. */
+const assertRefundCurrency = (refund: MappedRefund, currency: string): void =>
+  PaymentAggregate.of({
+    id: 'p-1',
+    orderId: 'o-1',
+    currency,
+    state: 'created',
+    providerStatus: 'PENDING',
+    totalGrossMinor: 0n,
+    installments: [],
+    refunds: [],
+  }).requestRefund(refund);
 
 const data = (overrides: Parameters<typeof refundRequestedData>[0] = {}) =>
   anEvent('order.refund_requested', refundRequestedData(overrides)).data;

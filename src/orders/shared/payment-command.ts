@@ -5,7 +5,7 @@
  * handler around it (given only that spec), so that a handler file reads as
  * map → call → complete.
  * `PaymentCommandKit` bundles what every such handler needs (runner, database, targets,
- * the payments table, Payflow), so that a handler's constructor names only the repositories it writes.
+ * the payments table, the payment aggregate's store, Payflow), so that a handler's constructor names only the repositories it writes.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
@@ -13,6 +13,7 @@ import type { BatchSql } from '../../database/transaction-batcher.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
+import { PaymentAggregateStore } from '../../payments/payment-aggregate.store.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { CommandRunner } from '../engine/command-runner.js';
 import type {
@@ -91,6 +92,8 @@ export class PaymentCommandKit {
     readonly database: Database,
     readonly targets: PaymentTargets,
     readonly payments: PaymentRepository,
+    /** The payment's rules (totals, installments, refunds, statuses): every change goes through it. */
+    readonly aggregates: PaymentAggregateStore,
     @Inject(PAYFLOW_API) readonly payflow: PayflowApi,
   ) {}
 }

@@ -3,9 +3,9 @@
  * snapshot from Payflow (GET paymentStatus), and the status events that difference makes.
  * Only real changes produce events, so duplicate or repeated snapshots produce none.
  */
+import { statusMayFollow } from '../payment.aggregate.js';
 import { normalizePaymentStatus, type NormalizedStatus } from '../payment-status.js';
 import type { StatusEvent } from '../payment-status-events.js';
-import { isFinalPaymentStatus } from './final-status.js';
 
 export type SyncSource = 'webhook' | 'poll';
 
@@ -98,10 +98,8 @@ export function computeStatusChanges(
     });
   }
 
-  const regressionRefused =
-    isFinalPaymentStatus(stored.providerStatus) &&
-    stored.providerStatus !== fetched.status &&
-    !isFinalPaymentStatus(fetched.status);
+  // Which status may follow which is the payment aggregate's rule.
+  const regressionRefused = !statusMayFollow(stored.providerStatus, fetched.status);
 
   let payment: PaymentStatusChange | null = null;
   if (!regressionRefused) {
