@@ -11,6 +11,7 @@ import { OutboxLanes1763960400000 } from './1763960400000-OutboxLanes.js';
 import { InDoubtVerdicts1764046800000 } from './1764046800000-InDoubtVerdicts.js';
 import { PaymentTraceHeaders1764050400000 } from './1764050400000-PaymentTraceHeaders.js';
 import { AttemptProbe1764054000000 } from './1764054000000-AttemptProbe.js';
+import { ConsoleSearch1764057600000 } from './1764057600000-ConsoleSearch.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   InDoubtVerdicts1764046800000,
   PaymentTraceHeaders1764050400000,
   AttemptProbe1764054000000,
+  ConsoleSearch1764057600000,
 ];

@@ -9,6 +9,7 @@ import { col } from '../database/columns.js';
 @Entity({ name: 'dead_letters' })
 @Index('dead_letters_origin_key', ['topic', 'partition', 'offset'], { unique: true })
 @Index('dead_letters_order_idx', ['orderId', 'id'])
+@Index('dead_letters_failed_at_idx', ['failedAt', 'id'])
 export class DeadLetterEntity {
   @col.bigintId() id!: string;
   @col.text('order_id', { nullable: true }) orderId!: string | null;

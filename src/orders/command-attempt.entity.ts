@@ -9,6 +9,8 @@ import { col } from '../database/columns.js';
  */
 @Entity({ name: 'command_attempts' })
 @Index('command_attempts_open_idx', ['leaseUntil'], { where: `"state" = 'started'` })
+@Index('command_attempts_in_doubt_idx', ['finishedAt', 'id'], { where: `"state" = 'in_doubt'` })
+@Index('command_attempts_order_idx', ['orderId', 'startedAt'])
 export class CommandAttemptEntity {
   @col.bigintId() id!: string;
 

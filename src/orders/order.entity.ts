@@ -1,14 +1,20 @@
-import { Entity, PrimaryColumn } from 'typeorm';
+import { Entity, Index, PrimaryColumn } from 'typeorm';
 import { col } from '../database/columns.js';
 
 /** An ERP order, known by the ERP's order id (the Kafka key of its events). */
 @Entity({ name: 'orders' })
+@Index('orders_order_number_idx', ['orderNumber'])
+@Index('orders_customer_number_idx', ['customerNumber', 'createdAt'])
+@Index('orders_blocked_idx', ['blockedAt'], { where: `"blocked_at" IS NOT NULL` })
 export class OrderEntity {
   @PrimaryColumn({ name: 'order_id', type: 'text' })
   orderId!: string;
 
   @col.text('organization_id', { nullable: true }) organizationId!: string | null;
   @col.text('order_number', { nullable: true }) orderNumber!: string | null;
+
+  /** The ERP customer number of its payment request (what support is asked about). */
+  @col.text('customer_number', { nullable: true }) customerNumber!: string | null;
 
   /** open, cancelled, blocked (an earlier event is dead-lettered: later ones follow it). */
   @col.text('state', { default: 'open' }) state!: string;

@@ -15,6 +15,7 @@ const orderRow = z.object({
   orderId: z.string(),
   organizationId: z.string().nullable(),
   orderNumber: z.string().nullable(),
+  customerNumber: z.string().nullable(),
   state: z.string(),
   currency: z.string().nullable(),
   blockedAt: timestampField.nullable(),
@@ -25,6 +26,23 @@ const orderRow = z.object({
 
 /** An order row as the operator's reads show it. */
 export type OrderRow = z.infer<typeof orderRow>;
+
+/** How an order was found by the console's search. */
+export type OrderMatch = 'order_id' | 'order_number' | 'customer_number';
+
+const matchRow = z.object({
+  orderId: z.string(),
+  matchedBy: z.enum(['order_id', 'order_number', 'customer_number']),
+});
+
+const blockedRow = z.object({
+  orderId: z.string(),
+  blockedAt: timestampField,
+  blockedReason: z.string().nullable(),
+});
+
+/** An order blocked by a dead-lettered event: since when and why. */
+export type BlockedOrder = z.infer<typeof blockedRow>;
 
 @Injectable()
 export class OrderRepository {
@@ -39,21 +57,25 @@ export class OrderRepository {
 
   /**
    * CTE `new_orders`: the orders of the payments `new_payments` creates (its columns
-   * order_id, organization_id, order_number, currency, n), created or brought up to date,
-   * and touched only when something changed.
+   * order_id, organization_id, order_number, customer_number, currency, n), created or
+   * brought up to date, and touched only when something changed.
    */
   upsertForNewPayments(source: string): Part {
     return () => `
   new_orders AS (
-    INSERT INTO orders (order_id, organization_id, order_number, currency)
-    SELECT order_id, organization_id, order_number, currency FROM ${source} ORDER BY n
+    INSERT INTO orders (order_id, organization_id, order_number, customer_number, currency)
+    SELECT order_id, organization_id, order_number, customer_number, currency
+      FROM ${source} ORDER BY n
     ON CONFLICT (order_id) DO UPDATE
        SET organization_id = COALESCE(EXCLUDED.organization_id, orders.organization_id),
-           order_number = EXCLUDED.order_number, currency = EXCLUDED.currency,
-           updated_at = now()
-     WHERE (orders.organization_id, orders.order_number, orders.currency)
+           order_number = EXCLUDED.order_number,
+           customer_number = COALESCE(EXCLUDED.customer_number, orders.customer_number),
+           currency = EXCLUDED.currency, updated_at = now()
+     WHERE (orders.organization_id, orders.order_number, orders.customer_number, orders.currency)
            IS DISTINCT FROM (COALESCE(EXCLUDED.organization_id, orders.organization_id),
-                             EXCLUDED.order_number, EXCLUDED.currency))`;
+                             EXCLUDED.order_number,
+                             COALESCE(EXCLUDED.customer_number, orders.customer_number),
+                             EXCLUDED.currency))`;
   }
 
   /** The orders with these ids (those that exist), in no particular order. */
@@ -62,10 +84,46 @@ export class OrderRepository {
       sql,
       orderRow,
       `SELECT order_id AS "orderId", organization_id AS "organizationId",
-              order_number AS "orderNumber", state, currency, blocked_at AS "blockedAt",
+              order_number AS "orderNumber", customer_number AS "customerNumber", state,
+              currency, blocked_at AS "blockedAt",
               blocked_reason AS "blockedReason", created_at AS "createdAt", updated_at AS "updatedAt"
          FROM orders WHERE order_id = ANY($1::text[])`,
       [orderIds],
+    );
+  }
+
+  /**
+   * The orders whose id, order number or customer number is `term` (exact), each way an
+   * index lookup (the primary key, orders_order_number_idx, orders_customer_number_idx);
+   * a customer's newest orders first, at most `limit` per way.
+   */
+  findIds(
+    sql: Sql,
+    term: string,
+    limit: number,
+  ): Promise<{ orderId: string; matchedBy: OrderMatch }[]> {
+    return queryRows(
+      sql,
+      matchRow,
+      `(SELECT order_id AS "orderId", 'order_id' AS "matchedBy" FROM orders WHERE order_id = $1)
+       UNION ALL
+       (SELECT order_id, 'order_number' FROM orders WHERE order_number = $1
+         ORDER BY created_at DESC LIMIT $2)
+       UNION ALL
+       (SELECT order_id, 'customer_number' FROM orders WHERE customer_number = $1
+         ORDER BY customer_number, created_at DESC LIMIT $2)`,
+      [term, limit],
+    );
+  }
+
+  /** The orders blocked most recently (an event dead-lettered, not replayed yet), newest first. */
+  recentlyBlocked(sql: Sql, limit: number): Promise<BlockedOrder[]> {
+    return queryRows(
+      sql,
+      blockedRow,
+      `SELECT order_id AS "orderId", blocked_at AS "blockedAt", blocked_reason AS "blockedReason"
+         FROM orders WHERE blocked_at IS NOT NULL ORDER BY blocked_at DESC LIMIT $1`,
+      [limit],
     );
   }
 

@@ -1,8 +1,9 @@
-import { Entity, PrimaryColumn } from 'typeorm';
+import { Entity, Index, PrimaryColumn } from 'typeorm';
 import { col } from '../database/columns.js';
 
 /** An order event that took effect. Its id makes a redelivery do nothing. */
 @Entity({ name: 'processed_events' })
+@Index('processed_events_order_idx', ['orderId', 'processedAt'])
 export class ProcessedEventEntity {
   @PrimaryColumn({ name: 'event_id', type: 'uuid' })
   eventId!: string;

@@ -4,7 +4,25 @@
  * finish statements.
  */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { Part } from '../payments/statement.js';
+
+const lastRow = z.object({ orderId: z.string(), processedAt: timestampField });
+
+const receivedRow = z.object({
+  eventId: z.string(),
+  type: z.string(),
+  topic: z.string(),
+  partition: z.number(),
+  offset: z.string(),
+  processedAt: timestampField,
+});
+
+/** An event of the order that took effect, as the order's timeline shows it. */
+export type ReceivedEvent = z.infer<typeof receivedRow>;
 
 /** An event that took effect, and where it was read. */
 export interface ProcessedEventRow {
@@ -35,5 +53,36 @@ export class ProcessedEventRepository {
                          ${bind(rows.map((row) => row.partition))}::int[],
                          ${bind(rows.map((row) => row.offset))}::bigint[])
     ON CONFLICT (event_id) DO NOTHING`;
+  }
+
+  /**
+   * When each of these orders' latest event took effect (orders with none are left out):
+   * one backward step of processed_events_order_idx per order.
+   */
+  async lastProcessedAt(sql: Sql, orderIds: readonly string[]): Promise<Map<string, Date>> {
+    if (orderIds.length === 0) return new Map();
+    const rows = await queryRows(
+      sql,
+      lastRow,
+      `SELECT o.order_id AS "orderId", last.processed_at AS "processedAt"
+         FROM unnest($1::text[]) AS o (order_id)
+         CROSS JOIN LATERAL (SELECT processed_at FROM processed_events p
+                              WHERE p.order_id = o.order_id
+                              ORDER BY p.processed_at DESC LIMIT 1) AS last`,
+      [orderIds],
+    );
+    return new Map(rows.map((row) => [row.orderId, row.processedAt]));
+  }
+
+  /** The order's events that took effect, oldest first (processed_events_order_idx). */
+  listForOrder(sql: Sql, orderId: string): Promise<ReceivedEvent[]> {
+    return queryRows(
+      sql,
+      receivedRow,
+      `SELECT event_id::text AS "eventId", type, topic, partition, "offset"::text AS "offset",
+              processed_at AS "processedAt"
+         FROM processed_events WHERE order_id = $1 ORDER BY processed_at, event_id`,
+      [orderId],
+    );
   }
 }

@@ -7,6 +7,9 @@ import { col } from '../database/columns.js';
  */
 @Entity({ name: 'payments' })
 @Index('payments_order_id_idx', ['orderId', 'createdAt'])
+@Index('payments_failed_idx', ['updatedAt'], {
+  where: `"state" IN ('creation_failed', 'in_doubt')`,
+})
 export class PaymentEntity {
   @col.uuidId() id!: string;
   @col.text('order_id') orderId!: string;

@@ -99,6 +99,7 @@ export class PaymentRequestedHandler {
           orderId: event.orderId,
           organizationId: event.organizationId,
           orderNumber: event.data.orderNumber,
+          customerNumber: event.data.customer.customerNumber ?? null,
           currency: mapped.currency,
           totalGrossMinor: mapped.totalGrossMinor,
           totalNetMinor: mapped.totalNetMinor,
