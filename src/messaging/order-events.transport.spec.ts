@@ -1,9 +1,16 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import type { MessageHandler } from '@nestjs/microservices';
+import { randomUUID } from 'node:crypto';
+import { map, timer } from 'rxjs';
 import { silentLogger } from '../common/logger.js';
 import { orderEventCodec } from '../orders/order-event.codec.js';
 import { ORDER_EVENT_TYPES } from '../events/order-event.schema.js';
 import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.port.js';
-import { ConsumerStuckError, OrderEventsTransport } from './order-events.transport.js';
+import {
+  ConsumerStuckError,
+  ORDER_EVENTS_TRANSPORT,
+  OrderEventsTransport,
+} from './order-events.transport.js';
 
 /** A consumer-group client that joins and then does whatever the test makes it do. */
 class ScriptedConsumer implements PartitionConsumer {
@@ -36,6 +43,8 @@ function transportOver(
   consumer: PartitionConsumer,
   stuckAfterMs = 60_000,
   unreachableAfterMs = 10_000,
+  handler: MessageHandler = () => Promise.resolve(),
+  types: readonly string[] = ORDER_EVENT_TYPES,
 ): OrderEventsTransport {
   const transport = new OrderEventsTransport({
     consumer,
@@ -48,7 +57,7 @@ function transportOver(
     drainTimeoutMs: 10,
     closeStepTimeoutMs: 10,
   });
-  for (const type of ORDER_EVENT_TYPES) transport.addHandler(type, () => Promise.resolve(), true);
+  for (const type of types) transport.addHandler(type, handler, true);
   transports.push(transport);
   return transport;
 }
@@ -139,4 +148,81 @@ describe('OrderEventsTransport crash and liveness', () => {
     await sleep(10);
     expect(transport.readiness()).toMatchObject({ ready: false, status: 'crashed' });
   });
+});
+
+/** Hands the transport one valid `order.cancelled` event, as kafkajs would. */
+function deliverCancelled(consumer: ScriptedConsumer): Promise<void> {
+  const envelope = {
+    eventId: randomUUID(),
+    type: 'order.cancelled',
+    occurredAt: '2026-11-21T10:00:00Z',
+    orderId: 'SO-1',
+    data: {},
+  };
+  const handlers = consumer.handlers;
+  if (handlers === undefined) throw new Error('the consumer is not running');
+  handlers.onAssignment([{ topic: 'erp.orders.v1', partition: 0 }]);
+  return handlers.onBatch(
+    {
+      topic: 'erp.orders.v1',
+      partition: 0,
+      highWatermark: '1',
+      messages: [
+        {
+          topic: 'erp.orders.v1',
+          partition: 0,
+          offset: '0',
+          key: Buffer.from('SO-1'),
+          value: Buffer.from(JSON.stringify(envelope)),
+          headers: {},
+          timestamp: '0',
+        },
+      ],
+    },
+    { resolveOffset: () => undefined, heartbeat: () => Promise.resolve() },
+  );
+}
+
+describe("OrderEventsTransport on the public API of Nest's Server", () => {
+  it('reports each status on `status`, what microservice.status shows', async () => {
+    const transport = transportOver(new ScriptedConsumer());
+    const seen: string[] = [];
+    const subscription = transport.status.subscribe((status) => seen.push(status));
+    await start(transport);
+    await transport.close();
+    subscription.unsubscribe();
+    expect(seen).toEqual(['idle', 'connecting', 'connected', 'draining', 'closed']);
+  });
+
+  it('refuses to start when a registered handler is missing (getHandlers)', async () => {
+    const transport = transportOver(new ScriptedConsumer(), 60_000, 10_000, undefined, [
+      'order.cancelled',
+    ]);
+    await expect(start(transport)).rejects.toThrow(/no handler for order\.payment_requested/);
+  }, 10_000);
+
+  it('runs the registered handler between the processing hooks and waits for its stream', async () => {
+    const steps: string[] = [];
+    let ended: () => void = () => undefined;
+    const finished = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const consumer = new ScriptedConsumer();
+    const transport = transportOver(consumer, 60_000, 10_000, (payload: { type: string }) => {
+      steps.push(`handler ${payload.type}`);
+      return Promise.resolve(timer(20).pipe(map(() => steps.push('stream done'))));
+    });
+    transport.setOnProcessingStartHook((transportId, _context, done) => {
+      steps.push(transportId === ORDER_EVENTS_TRANSPORT ? 'start' : 'start (other transport)');
+      void done();
+    });
+    transport.setOnProcessingEndHook(() => {
+      steps.push('end');
+      ended();
+    });
+    await start(transport);
+    await deliverCancelled(consumer);
+    await finished;
+    expect(steps).toEqual(['start', 'handler order.cancelled', 'stream done', 'end']);
+  }, 10_000);
 });

@@ -20,80 +20,38 @@
  * Shutdown: call `drain()` before Nest tears the modules down (the transport implements
  * `beforeApplicationShutdown`, so as a Nest provider it is called for you); `close()`
  * drains too and is idempotent.
+ *
+ * Only the public API of Nest's `Server` is used, none of its protected state: handlers come
+ * from `getHandlers()`, the status observable (`status`, what `microservice.status` shows)
+ * is fed from this class's own subject, and processing hooks installed through
+ * `setOnProcessingStartHook` / `setOnProcessingEndHook` (instrumentation) are kept here and
+ * called around each handler call by `dispatch`.
  */
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { Server, type BaseRpcContext, type CustomTransportStrategy } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import { isObservable, lastValueFrom } from 'rxjs';
+import {
+  distinctUntilChanged,
+  isObservable,
+  lastValueFrom,
+  ReplaySubject,
+  type Observable,
+} from 'rxjs';
 import { AppError, describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterSink } from './dead-letter.port.js';
-import type { PartitionConsumer, TopicPartition } from './consumer.port.js';
-import { DeliveryEngine, type EngineStats, type OrderSequencing } from './delivery-engine.js';
+import type { TopicPartition } from './consumer.port.js';
+import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor } from './message-processor.js';
-import type { DecodedEvent, InboundEventCodec } from './messaging.ports.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
-import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
+import type { DecodedEvent } from './messaging.ports.js';
+import type { OrderEventsTransportOptions } from './order-events.options.js';
+import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
+import { NO_METRICS } from './transport.metrics.js';
+
+export type { OrderEventsTransportOptions } from './order-events.options.js';
 
 /** transportId of this transport (handlers declared for another transport are skipped). */
 export const ORDER_EVENTS_TRANSPORT = Symbol('ORDER_EVENTS_TRANSPORT');
-
-export interface OrderEventsTransportOptions {
-  /** The consumer-group client, e.g. createKafkaPartitionConsumer(...). */
-  readonly consumer: PartitionConsumer;
-  /** TOPIC_ORDERS. */
-  readonly topic: string;
-  /** Reads the topic's messages into events (INBOUND_EVENT_CODEC, from src/orders). */
-  readonly codec: InboundEventCodec;
-  readonly deadLetterSink: DeadLetterSink;
-  readonly logger: AppLogger;
-  /** MAX_IN_FLIGHT: messages held at once (queued + running). Default 256. */
-  readonly maxInFlight?: number;
-  /** MAX_IN_FLIGHT_BYTES: bytes of the messages held at once. Default: no byte bound. */
-  readonly maxInFlightBytes?: number;
-  /**
-   * ORDER_SEQUENCING: `key` (default) runs different keys of a partition in parallel;
-   * `partition` runs one message per partition at a time (safe but slow).
-   */
-  readonly sequencing?: OrderSequencing;
-  /** RETRY_MAX_ATTEMPTS / RETRY_MAX_DURATION and the back-off. */
-  readonly retry?: Partial<RetryPolicy>;
-  /** Back-off of a failing dead-letter sink (retried until shutdown). */
-  readonly sinkRetry?: { readonly baseDelayMs: number; readonly maxDelayMs: number };
-  /** Commit cadence. Default 200 ms. */
-  readonly commitIntervalMs?: number;
-  /** Commit early after this many completions. Default 500. */
-  readonly commitEveryCompletions?: number;
-  /** How long running handlers may take to finish at shutdown. Default 20 s. */
-  readonly drainTimeoutMs?: number;
-  /**
-   * Bound of the final commit, and again of leaving the group. Default 4 s, so that a
-   * shutdown takes at most drainTimeoutMs + 8 s = 28 s (inside Kubernetes' default 30 s).
-   */
-  readonly closeStepTimeoutMs?: number;
-  /**
-   * Where a group without committed offsets starts: true = the oldest retained event (no
-   * event published before the first start is skipped). Default true.
-   */
-  readonly fromBeginning?: boolean;
-  readonly metrics?: OrderEventsMetrics;
-  readonly random?: () => number;
-  /**
-   * The consumer counts as stuck (and the transport crashes) when it showed no sign of life
-   * (a fetch back, a heartbeat, a join, a batch) for this long while starting or consuming.
-   * A healthy consumer shows one at least every fetch wait (KAFKA_FETCH_MAX_WAIT) or
-   * heartbeat interval; a rebalance may take up to the rebalance time-out (60 s) and one
-   * request up to the request time-out (30 s). Default 120 s.
-   */
-  readonly stuckAfterMs?: number;
-  /**
-   * /health/ready says Kafka is unreachable when the consumer showed no sign of life for this
-   * long: a connected consumer shows one at least every fetch wait (1 s by default) or
-   * heartbeat interval (at most 3 s). Default 10 s.
-   */
-  readonly unreachableAfterMs?: number;
-}
 
 /** The consumer showed no sign of life for `stuckAfterMs`: it is treated as crashed. */
 export class ConsumerStuckError extends AppError {
@@ -135,6 +93,15 @@ export class HandlerErrorHiddenError extends Error {
   }
 }
 
+/** What Nest's public `setOnProcessingStartHook` / `setOnProcessingEndHook` take. */
+type ProcessingStartHook = Parameters<Server['setOnProcessingStartHook']>[0];
+type ProcessingEndHook = Parameters<Server['setOnProcessingEndHook']>[0];
+
+/** Runs the handler call at once: what Nest's Server does while no start hook is set. */
+const runAtOnce: ProcessingStartHook = (_transportId, _context, done) => {
+  void done();
+};
+
 function isNestErrorPayload(value: unknown): boolean {
   return (
     typeof value === 'object' &&
@@ -153,6 +120,10 @@ export class OrderEventsTransport
   private readonly log: AppLogger;
   private readonly engine: DeliveryEngine;
   private state: OrderEventsTransportStatus = 'idle';
+  /** Every status the transport enters, for `status`; replays the current one. */
+  private readonly statusChanges = new ReplaySubject<OrderEventsTransportStatus>(1);
+  private processingStart: ProcessingStartHook = runAtOnce;
+  private processingEnd: ProcessingEndHook | undefined;
   private starting: Promise<void> | undefined;
   private draining: Promise<void> | undefined;
   private warnedHiddenError = false;
@@ -262,6 +233,21 @@ export class OrderEventsTransport
     return this.state;
   }
 
+  /** The status changes, starting with the current status (Nest's `microservice.status`). */
+  override get status(): Observable<OrderEventsTransportStatus> {
+    return this.statusChanges.asObservable().pipe(distinctUntilChanged());
+  }
+
+  /** Instrumentation's hook around each handler call: it must call `done` once. */
+  override setOnProcessingStartHook(hook: ProcessingStartHook): void {
+    this.processingStart = hook;
+  }
+
+  /** Instrumentation's hook after each handler call (once, also when the handler failed). */
+  override setOnProcessingEndHook(hook: ProcessingEndHook): void {
+    this.processingEnd = hook;
+  }
+
   stats(): OrderEventsTransportStats {
     return { status: this.state, ...this.engine.stats() };
   }
@@ -336,7 +322,7 @@ export class OrderEventsTransport
   }
 
   private async start(): Promise<void> {
-    assertHandlerRegistry(this.messageHandlers, this.options.codec.eventTypes);
+    assertHandlerRegistry(this.getHandlers(), this.options.codec.eventTypes);
     if (this.draining !== undefined) throw new Error('the order-events transport was closed');
     this.setStatus('connecting');
     this.startWatchdog();
@@ -354,7 +340,7 @@ export class OrderEventsTransport
     if (this.crashError !== undefined) return;
     if (this.state === 'connecting') this.setStatus('connected');
     this.log.info(
-      { topic: this.options.topic, handlers: this.messageHandlers.size },
+      { topic: this.options.topic, handlers: this.getHandlers().size },
       'order events: consuming',
     );
   }
@@ -389,13 +375,15 @@ export class OrderEventsTransport
     );
   }
 
-  /** Runs the event's handler inside Nest's processing hooks (instrumentation). */
+  /**
+   * Runs the event's handler (the @EventPattern method, as Nest registered it) between the
+   * processing hooks, and waits for its result, also when it is a stream.
+   */
   private async dispatch(event: DecodedEvent, context: BaseRpcContext): Promise<void> {
-    const handler = this.messageHandlers.get(event.type);
+    const handler = this.getHandlers().get(event.type);
     if (handler === undefined) throw new Error(`no handler registered for ${event.type}`);
     const outcome = await new Promise<{ failed: boolean; error?: unknown }>((resolve) => {
-      const runEndHook = this.createProcessingEndHookRunner(context);
-      this.onProcessingStartHook(ORDER_EVENTS_TRANSPORT, context, async () => {
+      this.processingStart(ORDER_EVENTS_TRANSPORT, context, async () => {
         try {
           const result: unknown = await handler(event.payload, context);
           if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
@@ -403,7 +391,7 @@ export class OrderEventsTransport
         } catch (error) {
           resolve({ failed: true, error });
         } finally {
-          runEndHook();
+          this.processingEnd?.(ORDER_EVENTS_TRANSPORT, context);
         }
       });
     });
@@ -423,6 +411,6 @@ export class OrderEventsTransport
 
   private setStatus(status: OrderEventsTransportStatus): void {
     this.state = status;
-    this._status$.next(status);
+    this.statusChanges.next(status);
   }
 }
