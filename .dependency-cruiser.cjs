@@ -1,45 +1,128 @@
 /**
- * Which module of src may import which (issue 11 §3). `npm run check` runs
+ * Which folder of src may import which (issue 11 §3, issue 20 §3). `npm run check` runs
  * `depcruise src --config .dependency-cruiser.cjs` and fails on any violation.
  *
- * Layers, lowest first; a module imports only from its own layer or lower ones:
+ * Floors, lowest first (FLOORS below; the rules are generated from it). A folder imports
+ * only from its own floor or lower ones, so imports run one way and no two folders import
+ * each other:
  *
- *   0. src/common          errors, money, calendar, logger: imports no other src folder
- *   1. src/config          the one zod parse of the environment
- *      src/database        connection, transaction batcher, migrations runner (may read config)
- *   2. src/payflow         the Payflow HTTP client and its wire schemas
- *   3. features            src/orders, payments, webhooks, settlements, dead-letters, outbox,
- *                          reconciliation, events: may import each other (without cycles);
- *                          of src/messaging only the ports file messaging.ports.ts, which is
- *                          how they publish without knowing Kafka
- *   4. src/messaging       the Kafka adapters: consumer transport, producer, delivery engine;
- *                          generic: it imports nothing from src/orders (the order codec is
- *                          injected through messaging.ports.ts)
- *   5. src/operator        the read side (`*.query.ts` composing the features' repositories,
- *                          and their views): order show, in-doubt list; serves the CLI now and
- *                          the console later. It may import the features, database, payflow,
- *                          common and config; no feature (nor messaging) imports it
- *   6. app                 src/app.module.ts, main.ts, worker.ts, src/cli, src/health,
- *                          src/metrics, src/management (the two listeners): compose everything below; src/entities.ts lists
- *                          every feature's tables for DatabaseModule.forRoot and
- *                          src/cli-data-source.ts (the TypeORM CLI's data source)
+ *    0. common                        errors, money, calendar, logger, zod helpers
+ *    1. config                        the one zod parse of the environment
+ *    2. database                      connection, transaction batcher, migrations runner
+ *    3. payflow, tracing              the Payflow HTTP client and its wire schemas; spans
+ *                                     (tracing may import payflow, not the reverse)
+ *    4. messaging                     the Kafka adapters, and the ports the features use:
+ *                                     messaging.ports.ts, dead-letter.port.ts (the
+ *                                     DeadLetterSink it hands failures to) and
+ *                                     dead-letter-headers.ts (the DLQ wire format)
+ *    5. events                        the event registry: every published contract (the
+ *                                     ERP order events, the outbound events, their names)
+ *    6. outbox                        OutboxWriter, the outbox table and its relay
+ *    7. payments                      the payment tables, status sync
+ *    8. orders                        the order pipeline: consumer, handlers, engine
+ *    9. dead-letters                  the Postgres DeadLetterSink, replay
+ *   10. webhooks, reconciliation,     peers that import none of each other
+ *       settlements
+ *   11. operator                      the read side (`*.query.ts` and their views)
+ *   12. cli, app                      app = src/*.ts (app.module, main, worker, entities,
+ *                                     cli-data-source, healthcheck), src/management (the two
+ *                                     listeners, with health/ and metrics/ under it) and
+ *                                     src/console; cli may import app (entities.ts), not
+ *                                     the reverse
  *
- * src/sandbox is a separate process (a fake Payflow) sharing only common and the client's
- * wire schemas; nothing in the service imports it.
+ * Above messaging, only its port files may be imported (the rest is the Kafka adapters,
+ * which the app composes). src/sandbox is a separate process (a fake Payflow) sharing only
+ * common and the client's wire schemas; nothing in the service imports it.
  *
- * Packages: kafkajs only in src/messaging; pg and typeorm only in repositories, entities,
- * migrations and src/database (other code takes the `Sql` type from src/database).
+ * The floors bind production code; a unit spec (`*.spec.ts`) next to the code may use the
+ * test builders and drive its code with the real pieces of a higher floor (e.g. the
+ * transport with the real order codec).
+ *
+ * Packages: kafkajs only in src/messaging (never in its port files); pg and typeorm only in
+ * repositories, entities, migrations and src/database (other code takes the `Sql` type from
+ * src/database).
  */
 
-const FEATURES =
-  '^src/(orders|payments|webhooks|settlements|dead-letters|outbox|reconciliation|events)/';
-const OPERATOR = '^src/operator/';
-const APP =
-  '^src/(app\\.module|main|worker|entities|cli-data-source)\\.ts$|^src/(cli|health|metrics|management)/';
+/** Each folder of src that takes part in the floors, as a path pattern. */
+const FOLDERS = {
+  common: '^src/common/',
+  config: '^src/config/',
+  database: '^src/database/',
+  payflow: '^src/payflow/',
+  tracing: '^src/tracing/',
+  messaging: '^src/messaging/',
+  events: '^src/events/',
+  outbox: '^src/outbox/',
+  payments: '^src/payments/',
+  orders: '^src/orders/',
+  'dead-letters': '^src/dead-letters/',
+  webhooks: '^src/webhooks/',
+  reconciliation: '^src/reconciliation/',
+  settlements: '^src/settlements/',
+  operator: '^src/operator/',
+  cli: '^src/cli/',
+  app: '^src/[^/]+\\.ts$|^src/(management|console)/',
+};
+
+/** The floors, lowest first: a folder imports its own folder and the floors below it. */
+const FLOORS = [
+  ['common'],
+  ['config'],
+  ['database'],
+  ['payflow', 'tracing'],
+  ['messaging'],
+  ['events'],
+  ['outbox'],
+  ['payments'],
+  ['orders'],
+  ['dead-letters'],
+  ['webhooks', 'reconciliation', 'settlements'],
+  ['operator'],
+  ['cli', 'app'],
+];
+
+/** The one allowed direction between peers of a floor (importer: imported); none else. */
+const PEER_IMPORTS = {
+  tracing: ['payflow'],
+  cli: ['app'],
+};
+
+/** What the folders above messaging may import of it: its ports, free of kafkajs. */
+const MESSAGING_PORTS =
+  '^src/messaging/(messaging\\.ports|dead-letter\\.port|dead-letter-headers)\\.ts$';
+
+const SPEC = '\\.spec\\.ts$';
+
+/** One rule per folder: nothing from a higher floor, nor from a peer it may not import. */
+const floorRules = FLOORS.flatMap((floor, level) =>
+  floor.flatMap((folder) => {
+    const above = FLOORS.slice(level + 1).flat();
+    const peers = floor.filter(
+      (peer) => peer !== folder && !(PEER_IMPORTS[folder] ?? []).includes(peer),
+    );
+    const forbidden = [...above, ...peers];
+    if (forbidden.length === 0) return [];
+    return {
+      name: `floor-${folder}`,
+      severity: 'error',
+      comment:
+        `src/${folder} (floor ${level}) imports only its floor or lower ones; not ` +
+        `${forbidden.join(', ')}.`,
+      from: { path: FOLDERS[folder], pathNot: SPEC },
+      to: { path: forbidden.map((name) => FOLDERS[name]) },
+    };
+  }),
+);
+
+const ABOVE_MESSAGING = FLOORS.slice(FLOORS.findIndex((floor) => floor.includes('messaging')) + 1)
+  .flat()
+  .filter((folder) => folder !== 'cli' && folder !== 'app')
+  .map((folder) => FOLDERS[folder]);
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...floorRules,
     {
       name: 'no-circular',
       severity: 'error',
@@ -53,13 +136,32 @@ module.exports = {
       comment:
         'Production code never depends on tests, benchmarks or the testbed (unit specs next to ' +
         'the code may use the test builders).',
-      from: { path: '^src/', pathNot: '\\.spec\\.ts$' },
+      from: { path: '^src/', pathNot: SPEC },
       to: { path: '^(test|bench|testbed)/' },
+    },
+    {
+      name: 'features-only-messaging-ports',
+      severity: 'error',
+      comment:
+        'Above messaging, code publishes and dead-letters through the port files ' +
+        '(messaging.ports.ts, dead-letter.port.ts, dead-letter-headers.ts), never through ' +
+        'the Kafka adapters; only the app composes those.',
+      from: { path: ABOVE_MESSAGING },
+      to: { path: '^src/messaging/', pathNot: MESSAGING_PORTS },
+    },
+    {
+      name: 'messaging-ports-only-ports',
+      severity: 'error',
+      comment:
+        'The port files of src/messaging stay free of kafkajs and of the adapters, so that ' +
+        'importing them brings no Kafka client along.',
+      from: { path: MESSAGING_PORTS },
+      to: { path: ['(^|/)node_modules/kafkajs/', '^src/messaging/'], pathNot: MESSAGING_PORTS },
     },
     {
       name: 'kafkajs-only-in-messaging',
       severity: 'error',
-      comment: 'kafkajs stays behind the ports in src/messaging/messaging.ports.ts.',
+      comment: 'kafkajs stays behind the ports of src/messaging.',
       from: { path: '^src/', pathNot: '^src/messaging/' },
       to: { path: '(^|/)node_modules/kafkajs/' },
     },
@@ -79,79 +181,6 @@ module.exports = {
         ],
       },
       to: { path: '(^|/)node_modules/(pg|typeorm)/' },
-    },
-    {
-      name: 'common-imports-nothing',
-      severity: 'error',
-      comment: 'src/common is the bottom layer.',
-      from: { path: '^src/common/' },
-      to: { path: '^src/', pathNot: '^src/common/' },
-    },
-    {
-      name: 'config-only-common',
-      severity: 'error',
-      from: { path: '^src/config/' },
-      to: { path: '^src/', pathNot: '^src/(common|config)/' },
-    },
-    {
-      name: 'database-only-common-config',
-      severity: 'error',
-      comment: 'Entities are registered by the feature modules, not listed in src/database.',
-      from: { path: '^src/database/' },
-      to: { path: '^src/', pathNot: '^src/(common|config|database)/' },
-    },
-    {
-      name: 'payflow-no-feature',
-      severity: 'error',
-      from: { path: '^src/payflow/' },
-      to: { path: '^src/', pathNot: '^src/(common|config|database|payflow)/' },
-    },
-    {
-      name: 'features-only-messaging-ports',
-      severity: 'error',
-      comment: 'Features publish through messaging.ports.ts, never through the Kafka adapters.',
-      from: { path: FEATURES },
-      to: { path: '^src/messaging/', pathNot: '^src/messaging/messaging\\.ports\\.ts$' },
-    },
-    {
-      name: 'features-not-to-app',
-      severity: 'error',
-      from: { path: FEATURES },
-      to: { path: APP },
-    },
-    {
-      name: 'features-not-to-operator',
-      severity: 'error',
-      comment:
-        'src/operator is the read side above the features: a feature that needs a read of it ' +
-        'names a port (as src/orders/in-doubt/in-doubt-calls.port.ts) that the query implements.',
-      from: { path: FEATURES },
-      to: { path: OPERATOR },
-    },
-    {
-      name: 'operator-not-to-app-or-messaging',
-      severity: 'error',
-      comment:
-        'The read side composes the features, database, payflow, common and config; it never ' +
-        'imports the app (src/cli, …) that uses it, nor the Kafka adapters.',
-      from: { path: OPERATOR },
-      to: { path: [APP, '^src/messaging/(?!messaging\\.ports\\.ts$)'] },
-    },
-    {
-      name: 'messaging-knows-no-order',
-      severity: 'error',
-      comment:
-        'The Kafka transport is generic: src/orders injects the event codec (INBOUND_EVENT_CODEC, ' +
-        'messaging.ports.ts) that knows the order envelope, its types and context. Unit specs ' +
-        'may drive the transport with the real order codec.',
-      from: { path: '^src/messaging/', pathNot: '\\.spec\\.ts$' },
-      to: { path: '^src/orders/' },
-    },
-    {
-      name: 'messaging-not-to-app',
-      severity: 'error',
-      from: { path: '^src/messaging/' },
-      to: { path: [APP, OPERATOR] },
     },
     {
       name: 'sandbox-apart',

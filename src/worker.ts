@@ -28,7 +28,7 @@ import { kafkaClientOptionsFromConfig } from './messaging/kafka.client.js';
 import { checkWorkerTopics } from './messaging/kafka.topics.js';
 import { connectOrderEvents } from './messaging/order-events.wiring.js';
 import { OrderEventsTransport } from './messaging/order-events.transport.js';
-import { MetricsService } from './metrics/metrics.service.js';
+import { MetricsService } from './management/metrics/metrics.service.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
 
 /** The whole shutdown must fit in this (Kubernetes' default grace period is 30 s). */

@@ -23,8 +23,8 @@ import {
   PublicListener,
   publicListenerOptions,
 } from '../../src/management/public-listener.js';
-import { MetricsModule } from '../../src/metrics/metrics.module.js';
-import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { MetricsModule } from '../../src/management/metrics/metrics.module.js';
+import { MetricsService } from '../../src/management/metrics/metrics.service.js';
 import { WebhooksReceiverModule } from '../../src/webhooks/webhooks-receiver.module.js';
 
 @Module({})

@@ -5,8 +5,8 @@
  * module only gathers them.
  */
 import { Module } from '@nestjs/common';
-import { HealthModule } from '../health/health.module.js';
-import { MetricsController } from '../metrics/metrics.controller.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsController } from './metrics/metrics.controller.js';
 
 @Module({
   imports: [HealthModule],

@@ -38,7 +38,7 @@ import {
   type InboundEventCodec,
   type MessageProducer,
 } from './messaging.ports.js';
-import { tracedProducer } from '../tracing/traced-producer.js';
+import { tracedProducer } from './traced-producer.js';
 import { Tracing } from '../tracing/tracing.js';
 import { OrderEventsTransport } from './order-events.transport.js';
 import { createOrderEventsTransport, type OrderEventsOverrides } from './order-events.wiring.js';

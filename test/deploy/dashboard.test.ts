@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { MetricsService } from '../../src/management/metrics/metrics.service.js';
 import { PromProcessingMetrics } from '../../src/webhooks/processing/processing.metrics.js';
 import { PromReceiverMetrics } from '../../src/webhooks/receiver/receiver.metrics.js';
 

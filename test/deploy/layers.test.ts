@@ -1,9 +1,12 @@
 /**
  * The dependency rules (.dependency-cruiser.cjs, run by `npm run check`) fail on an import
- * against the layer order. Scratch files that import against it are written into a
- * temporary copy of src (never into src itself, which other runs of tsc and depcruise
- * read), and one depcruise run over them must fail, naming each broken rule; a scratch
- * file of the read side importing a feature (the allowed direction) is named by none.
+ * against the floors. Scratch files that import against them are written into a temporary
+ * copy of src (never into src itself, which other runs of tsc and depcruise read; the copy
+ * is removed in `finally`), and one depcruise run over them must fail, naming each broken
+ * rule: the bottom floor importing a feature, a feature importing a higher one, a feature
+ * importing the read side, a feature importing the Kafka adapters, and two peers of one
+ * floor importing each other. Scratch files importing the allowed way (the read side a
+ * feature, tracing its peer payflow) are named by none.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -20,15 +23,40 @@ const SCRATCH = {
     name: 'OrderRepository',
     imports: '../orders/order.repository.js',
   },
+  lowerFeatureToHigher: {
+    path: 'src/events/__scratch-layer-violation.ts',
+    name: 'OrderRepository',
+    imports: '../orders/order.repository.js',
+  },
   featureToOperator: {
     path: 'src/orders/__scratch-layer-violation.ts',
     name: 'OrderShowQuery',
     imports: '../operator/order-show/order-show.query.js',
   },
+  featureToKafkaAdapter: {
+    path: 'src/outbox/__scratch-layer-violation.ts',
+    name: 'KafkaMessageProducer',
+    imports: '../messaging/kafka.producer.js',
+  },
+  peerOneWay: {
+    path: 'src/webhooks/__scratch-layer-violation.ts',
+    name: 'SettlementRepository',
+    imports: '../settlements/settlement.repository.js',
+  },
+  peerOtherWay: {
+    path: 'src/settlements/__scratch-layer-violation.ts',
+    name: 'WebhookInboxRepository',
+    imports: '../webhooks/inbox/webhook-inbox.repository.js',
+  },
   operatorToFeature: {
     path: 'src/operator/__scratch-layer-allowed.ts',
     name: 'OrderRepository',
     imports: '../orders/order.repository.js',
+  },
+  tracingToPeerPayflow: {
+    path: 'src/tracing/__scratch-layer-allowed.ts',
+    name: 'PAYFLOW_CALL_TRACER',
+    imports: '../payflow/payflow-trace.js',
   },
 } as const;
 
@@ -49,7 +77,7 @@ function depcruise(cwd: string, files: readonly string[]): Promise<Run> {
 }
 
 describe('dependency rules', () => {
-  it('fail on an import against the layer order, and pass the read side importing a feature', async () => {
+  it('fail on an import against the floors or between peers, and pass the allowed directions', async () => {
     const copy = mkdtempSync(join(tmpdir(), 'payflow-layers-'));
     try {
       cpSync(join(ROOT, 'src'), join(copy, 'src'), { recursive: true });
@@ -69,13 +97,17 @@ describe('dependency rules', () => {
       );
 
       expect(run.code).not.toBe(0);
-      expect(run.output).toMatch(
-        /common-imports-nothing: src\/common\/__scratch-layer-violation\.ts → src\/orders\/order\.repository\.ts/,
-      );
-      expect(run.output).toMatch(
-        /features-not-to-operator: src\/orders\/__scratch-layer-violation\.ts → src\/operator\/order-show\/order-show\.query\.ts/,
-      );
+      const broken = [
+        'floor-common: src/common/__scratch-layer-violation.ts → src/orders/order.repository.ts',
+        'floor-events: src/events/__scratch-layer-violation.ts → src/orders/order.repository.ts',
+        'floor-orders: src/orders/__scratch-layer-violation.ts → src/operator/order-show/order-show.query.ts',
+        'features-only-messaging-ports: src/outbox/__scratch-layer-violation.ts → src/messaging/kafka.producer.ts',
+        'floor-webhooks: src/webhooks/__scratch-layer-violation.ts → src/settlements/settlement.repository.ts',
+        'floor-settlements: src/settlements/__scratch-layer-violation.ts → src/webhooks/inbox/webhook-inbox.repository.ts',
+      ];
+      for (const line of broken) expect(run.output).toContain(line);
       expect(run.output).not.toContain(SCRATCH.operatorToFeature.path);
+      expect(run.output).not.toContain(SCRATCH.tracingToPeerPayflow.path);
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }

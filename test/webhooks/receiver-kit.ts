@@ -15,7 +15,7 @@ import { ConfigModule } from '../../src/config/config.module.js';
 import { LoggerModule } from '../../src/common/logger.module.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
-import { MetricsModule } from '../../src/metrics/metrics.module.js';
+import { MetricsModule } from '../../src/management/metrics/metrics.module.js';
 import { newWebhookCredentials } from '../../src/orders/shared/webhook-credentials.js';
 import type { WebhookReceiverOptions } from '../../src/webhooks/receiver/receiver.options.js';
 import { WebhooksReceiverModule } from '../../src/webhooks/webhooks-receiver.module.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { TransactionBatcher } from '../../src/database/transaction-batcher.js';
-import { MetricsService } from '../../src/metrics/metrics.service.js';
+import { MetricsService } from '../../src/management/metrics/metrics.service.js';
 import { InboxSignal, type StoredWebhook } from '../../src/webhooks/inbox/inbox.signal.js';
 import { WebhookInboxPruner } from '../../src/webhooks/inbox/webhook-inbox.pruner.js';
 import { startReceiverKit, type ReceiverKit, type TestPayment } from './receiver-kit.js';

@@ -6,10 +6,10 @@ import {
   HealthIndicatorService,
   type HealthCheckResult,
 } from '@nestjs/terminus';
-import { Database } from '../database/database.js';
-import { ServedOnManagementPort } from '../management/listener-constraint.js';
-import { KafkaAuthorizationStatus } from '../messaging/kafka-authorization.js';
-import { OrderEventsTransport } from '../messaging/order-events.transport.js';
+import { Database } from '../../database/database.js';
+import { ServedOnManagementPort } from '../listener-constraint.js';
+import { KafkaAuthorizationStatus } from '../../messaging/kafka-authorization.js';
+import { OrderEventsTransport } from '../../messaging/order-events.transport.js';
 
 /**
  * Liveness (the process answers and its order consumer neither crashed nor is stuck) and

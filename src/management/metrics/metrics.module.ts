@@ -1,11 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { KAFKA_AUTHORIZATION_METRICS } from '../messaging/kafka-authorization.js';
-import { ORDER_EVENTS_METRICS } from '../messaging/messaging.module.js';
-import { PROBE_METRICS } from '../orders/engine/probe-metrics.js';
-import { OUTBOX_RELAY_METRICS } from '../outbox/relay.options.js';
-import { RECONCILIATION_METRICS } from '../reconciliation/reconciliation.poller.js';
-import { SETTLEMENT_METRICS } from '../settlements/nightly/nightly-settlements.cron.js';
+import { KAFKA_AUTHORIZATION_METRICS } from '../../messaging/kafka-authorization.js';
+import { ORDER_EVENTS_METRICS } from '../../messaging/messaging.module.js';
+import { PROBE_METRICS } from '../../orders/engine/probe-metrics.js';
+import { OUTBOX_RELAY_METRICS } from '../../outbox/relay.options.js';
+import { RECONCILIATION_METRICS } from '../../reconciliation/reconciliation.poller.js';
+import { SETTLEMENT_METRICS } from '../../settlements/nightly/nightly-settlements.cron.js';
 import { MetricsService } from './metrics.service.js';
 
 /**

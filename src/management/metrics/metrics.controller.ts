@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
-import { ServedOnManagementPort } from '../management/listener-constraint.js';
+import { ServedOnManagementPort } from '../listener-constraint.js';
 import { MetricsService } from './metrics.service.js';
 
 /** `GET /metrics` on the management port: the Prometheus text format. */

@@ -5,24 +5,27 @@
  * library for the format and its default metrics (event loop lag, heap, GC) come free.
  */
 import { Injectable } from '@nestjs/common';
-import type { ProbeOutcome } from '../orders/engine/command-spec.js';
+import type { ProbeOutcome } from '../../orders/engine/command-spec.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DeadLetterReason } from '../common/app-error.js';
-import type { KafkaAccess, KafkaAuthorizationMetrics } from '../messaging/kafka-authorization.js';
+import type { DeadLetterReason } from '../../common/app-error.js';
+import type {
+  KafkaAccess,
+  KafkaAuthorizationMetrics,
+} from '../../messaging/kafka-authorization.js';
 import type {
   OrderEventsMetrics,
   ProcessOutcome,
   RetryCause,
-} from '../messaging/transport.metrics.js';
-import type { ClientErrorReason, PublicListenerMetrics } from '../management/public-listener.js';
-import type { OutboxRelayMetrics } from '../outbox/relay.options.js';
+} from '../../messaging/transport.metrics.js';
+import type { ClientErrorReason, PublicListenerMetrics } from '../public-listener.js';
+import type { OutboxRelayMetrics } from '../../outbox/relay.options.js';
 import type {
   PassResult,
   PollOutcome,
   ReconciliationMetrics,
-} from '../reconciliation/reconciliation.poller.js';
-import type { SettlementMetrics } from '../settlements/nightly/nightly-settlements.cron.js';
-import type { NightlyRunResult } from '../settlements/nightly/nightly-settlements.runner.js';
+} from '../../reconciliation/reconciliation.poller.js';
+import type { SettlementMetrics } from '../../settlements/nightly/nightly-settlements.cron.js';
+import type { NightlyRunResult } from '../../settlements/nightly/nightly-settlements.runner.js';
 
 @Injectable()
 export class MetricsService
