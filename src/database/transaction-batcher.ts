@@ -26,6 +26,10 @@
  * `batcher.run` inside a unit (it would wait for itself). It must not swallow an SQL error
  * and go on using `tx` (the transaction is aborted until the unit ends). Since a unit may
  * run twice, it must keep no effect outside the database (do that after `run` resolves).
+ * The order engine's exactly-once protocol makes this one of its rules
+ * (src/orders/engine/protocol/attempt-protocol.ts): its begin and complete units return what
+ * they decided instead of throwing, log nothing, and its memory of pending outcomes changes
+ * only after their batch committed.
  */
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';

@@ -1,13 +1,16 @@
 /**
- * The begin step of a command, inside a TransactionBatcher unit: the guard statement (one
- * round trip for a fresh event, its attempt and the rows it writes before its call), the
- * decision (attempt-decision.ts), and what the decision needs written. Several fresh
- * events of a command that creates a payment begin together, in one shared statement.
+ * The begin step of the exactly-once protocol (protocol/attempt-protocol.ts), inside a
+ * TransactionBatcher unit: the guard statement (one round trip for a fresh event, its
+ * attempt and the rows it writes before its call), the protocol's decision
+ * (protocol/attempt-decision.ts, then afterLeaseExpired for a stopped worker's sent
+ * attempt), and the transition it chose. Several fresh events of a command that creates a
+ * payment begin together, in one shared statement.
  *
- * Decisions that wrote nothing are returned, not thrown: a unit that throws after a
- * statement makes the batcher roll back and rerun its whole batch. For the same reason it
- * logs nothing: what is worth a log line (a takeover) is returned, for the runner to log once
- * the step is committed.
+ * It follows the protocol's rule for units (a unit may run twice): decisions that wrote
+ * nothing are returned, not thrown (a unit that throws after a statement makes the batcher
+ * roll back and rerun its whole batch), and it logs nothing and leaves the runner's memory
+ * alone: what is worth a log line (a takeover) is returned, for the runner to log once the
+ * step is committed.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import type { BatchSql } from '../../database/transaction-batcher.js';
@@ -21,7 +24,8 @@ import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
-import { decide, type PendingOutcome } from './attempt-decision.js';
+import { decide, type PendingOutcome } from './protocol/attempt-decision.js';
+import { afterLeaseExpired } from './protocol/attempt-protocol.js';
 import {
   CommandAttemptRepository,
   FRESH_ROWS,
@@ -131,8 +135,13 @@ export class AttemptBegin {
       case 'in_doubt':
         return { kind: 'throw', error: inDoubtError(command, 'an earlier attempt') };
       case 'lease_expired': {
-        if (mapped !== undefined && spec.repeatable) {
-          // Harmless to repeat (PUT, re-send): never in doubt, simply sent again.
+        const next = afterLeaseExpired({
+          mapped: mapped !== undefined,
+          repeatable: spec.repeatable,
+          probes: spec.probe !== undefined,
+        });
+        if (next.kind === 'send_again') {
+          if (mapped === undefined) throw new Error('a takeover without a mapping');
           const attemptId = await this.attempts.takeOverProbed(tx, decision.attemptId, owner, null);
           if (attemptId === null) return { kind: 'throw', error: busyError(command) };
           return {
@@ -142,7 +151,8 @@ export class AttemptBegin {
             takenOverRepeatable: { previousOwner: guard.attempt?.owner ?? null },
           };
         }
-        if (mapped !== undefined && spec.probe !== undefined) {
+        if (next.kind === 'probe') {
+          if (mapped === undefined) throw new Error('a probe without a mapping');
           return {
             kind: 'probe',
             attemptId: decision.attemptId,
@@ -150,16 +160,8 @@ export class AttemptBegin {
             previousOwner: guard.attempt?.owner ?? null,
           };
         }
-        const cause = 'its worker stopped during the Payflow call (the attempt lease expired)';
-        await this.markInDoubt(
-          tx,
-          command,
-          spec,
-          decision.attemptId,
-          'ATTEMPT.LEASE_EXPIRED',
-          cause,
-        );
-        return { kind: 'throw', error: inDoubtError(command, cause) };
+        await this.markInDoubt(tx, command, spec, decision.attemptId, next.errorCode, next.cause);
+        return { kind: 'throw', error: inDoubtError(command, next.cause) };
       }
       case 'mapping_failed': {
         if (mappingError === undefined) throw new Error('mapping_failed without a mapping error');

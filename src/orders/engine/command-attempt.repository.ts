@@ -5,7 +5,9 @@
  * `in_doubt` or `resolved`. The guard statements read what the decision (attempt-decision.ts)
  * needs and, for a fresh event, record its attempt in the same round trip, together with
  * the rows a command writes before its call (parts of other repositories, gated by
- * `fresh_rows`). Every write is guarded by state, owner and lease in SQL.
+ * `fresh_rows`). Every write is guarded by state, owner and lease in SQL: each is a
+ * transition of the exactly-once protocol (protocol/attempt-protocol.ts, TRANSITIONS names
+ * the statement), and its WHERE is that transition's condition.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -17,7 +19,7 @@ import { render, type Bind, type Part } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
 import type { ProbeEvidence, ProbeOutcome } from './command-spec.js';
 import { ProcessedEventRepository, type ProcessedEventRow } from '../processed-event.repository.js';
-import type { GuardRow } from './attempt-decision.js';
+import type { GuardRow } from './protocol/attempt-decision.js';
 
 /** Who records an attempt, for how long, and about which payment. */
 export interface AttemptOwner {
@@ -187,6 +189,13 @@ export class CommandAttemptRepository {
       `${CLOSED} WHERE order_id = $1 AND probe_outcome IS NOT NULL ORDER BY probed_at, id`,
       [orderId],
     );
+  }
+
+  /** Every attempt of the order (each Payflow call made for one of its events), oldest first. */
+  static listForOrder(sql: Sql, orderId: string): Promise<ClosedAttempt[]> {
+    return queryRows(sql, closedRow, `${CLOSED} WHERE order_id = $1 ORDER BY started_at, id`, [
+      orderId,
+    ]);
   }
 
   /** The order's latest attempt that ended `resolved` (settled from outside), if any. */

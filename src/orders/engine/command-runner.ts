@@ -1,18 +1,21 @@
 /**
- * How every order event takes effect exactly once, although Payflow's calls are not
- * idempotent:
+ * Carries out the exactly-once protocol (protocol/attempt-protocol.ts: its states, its
+ * transitions, who may take an attempt over and what in doubt means) for every order event,
+ * although Payflow's calls are not idempotent:
  *
  * 1. begin (one batched transaction, attempt-begin.ts): the guard decides
- *    (attempt-decision.ts) between nothing to do, an error (blocked, busy, in doubt), and
- *    a call; for a call, the attempt is recorded as `started` with this worker's lease,
- *    with the rows the command writes before it.
+ *    (protocol/attempt-decision.ts) between nothing to do, an error (blocked, busy, in
+ *    doubt), a probe and a call; for a call, the attempt is recorded as `started` with this
+ *    worker's lease, with the rows the command writes before it.
  * 2. the Payflow call, with a deadline inside the lease. Just before its request leaves
  *    (after the client's 429 gate and a connection slot), `sent_at` is committed
  *    (the call's `onSend`, payflow-send-hook.ts): a call waiting behind the gate when its
  *    worker dies was never sent and is not in doubt.
  * 3. complete (one batched transaction): the attempt `succeeded`, the event id processed,
  *    the state changes and the status events (outbox), together. A failure of the call is
- *    recorded instead (failed, or in doubt: see payflow-failure.ts).
+ *    recorded instead, as the protocol says (afterCallFailure, afterProbe): failed, settled
+ *    by a probe, or in doubt. An outcome whose recording failed is kept in memory
+ *    (protocol/pending-outcomes.ts) for the redelivery to resume.
  *
  * The command's span (OrderCommand.trace) follows it: its headers go with the Payflow call
  * (in the call's context, payflow-trace.ts) and onto every status event in the outbox;
@@ -20,7 +23,8 @@
  *
  * Steps 1 and 3 run through the TransactionBatcher, so that the state writes of many
  * events share one COMMIT; several fresh events of a command that creates a payment share
- * one begin statement.
+ * one begin statement. A batch unit may run twice, so the memory and the log lines change
+ * only after `batcher.run` resolved.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { describeError } from '../../common/app-error.js';
@@ -48,7 +52,6 @@ import {
   type Begun,
   type FreshItem,
 } from './attempt-begin.js';
-import type { PendingOutcome } from './attempt-decision.js';
 import {
   AttemptNotOwnedError,
   AttemptSettledMeanwhileError,
@@ -59,15 +62,16 @@ import {
   type FinishedAttempt,
   type ProbedHold,
 } from './command-attempt.repository.js';
-import type { CommandSpec, Mapped, ProbeEvidence, ProbeVerdict } from './command-spec.js';
+import type { CommandSpec, Mapped } from './command-spec.js';
 import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
 import type { CommandOutcome, OrderCommand } from './order-command.js';
-import { classifyCallFailure } from './payflow-failure.js';
-
-/** An outcome known in memory whose recording failed (e.g. a failed COMMIT). */
-type Pending =
-  | { readonly kind: 'outcome'; readonly finish: (tx: BatchSql) => Promise<void> }
-  | { readonly kind: 'no_effect' };
+import {
+  afterCallFailure,
+  afterProbe,
+  type ProbeHold,
+  type ProbeResult,
+} from './protocol/attempt-protocol.js';
+import { PendingOutcomes } from './protocol/pending-outcomes.js';
 
 /** A command whose attempt is started: what its call, and the record of its outcome, need. */
 interface StartedAttempt<T extends OrderEventType, S, R> {
@@ -78,12 +82,10 @@ interface StartedAttempt<T extends OrderEventType, S, R> {
   readonly paymentId: string | null;
 }
 
-/** Bound of the in-memory pending outcomes. */
-const MAX_PENDING = 10_000;
-
 @Injectable()
 export class CommandRunner {
-  private readonly pending = new Map<string, Pending>();
+  /** Outcomes known here but not committed (the protocol's memory). */
+  private readonly pending = new PendingOutcomes();
   /** Key of the batch-wide write of finished attempts. */
   private readonly finishKey = {};
   /** Keys of the shared begin statements, one per command type. */
@@ -124,23 +126,30 @@ export class CommandRunner {
         ? undefined
         : await this.beginFresh(command, spec.type, { command, newPayment: mapped.newPayment })) ??
       (await this.batcher.run((tx) =>
-        this.begin.one(tx, command, spec, mapped, mappingError, this.pendingKind(command.eventId)),
+        this.begin.one(
+          tx,
+          command,
+          spec,
+          mapped,
+          mappingError,
+          this.pending.kindOf(command.eventId),
+        ),
       ));
     switch (begun.kind) {
       case 'duplicate':
         return 'duplicate';
       case 'throw':
         throw begun.error;
-      case 'resume': {
-        const pending = this.pending.get(command.eventId);
-        if (pending?.kind !== 'outcome') throw new Error('no outcome to resume');
-        await this.batcher.run(pending.finish);
-        this.pending.delete(command.eventId);
+      case 'resume':
+        await this.batcher.run(this.pending.outcome(command.eventId));
+        this.pending.forget(command.eventId);
         return 'applied';
-      }
       case 'probe': {
+        // A stopped worker's attempt whose request left: Payflow's own state decides.
         if (mapped === undefined) throw new Error('a probe without a mapping');
-        const started = await this.probeExpired(command, spec, mapped.state, begun);
+        const { attemptId, paymentId } = begun;
+        const probed = { command, spec, state: mapped.state, attemptId, paymentId };
+        const started = await this.probe(probed, { kind: 'expired' });
         if (started !== 'settled') await this.callAndRecord(started);
         return 'applied';
       }
@@ -171,7 +180,7 @@ export class CommandRunner {
         }
         // A recorded outcome of an earlier attempt is superseded by the new attempt (done
         // here, once the attempt is committed: a batch unit may run twice).
-        this.pending.delete(command.eventId);
+        this.pending.forget(command.eventId);
         await this.callAndRecord({
           command,
           spec,
@@ -240,74 +249,66 @@ export class CommandRunner {
     } catch (error) {
       // Payflow did it; only the recording failed. Keep the outcome, so that the retry of
       // this event records it instead of calling Payflow again.
-      this.remember(command.eventId, { kind: 'outcome', finish });
+      this.pending.remember(command.eventId, { kind: 'outcome', finish });
       throw error;
     }
   }
 
   /**
-   * A stopped worker's attempt whose request left: Payflow's own state decides. Took effect
-   * → recorded as after a successful call (`settled`); not applied → taken over, returned
-   * for a new call; unreadable or undecided → in doubt, thrown. Losing the attempt to
-   * another worker meanwhile is busy.
+   * An attempt that may have taken effect (`expired`: a stopped worker's sent attempt;
+   * `own`: this worker's call failed unclearly): Payflow's own state decides, as the
+   * protocol's afterProbe says. Took effect → recorded as after a successful call
+   * (`settled`); not applied → a stopped worker's attempt is taken over and returned for a
+   * new call, this worker's own is failed and the event retried (thrown), which sends it
+   * again; unreadable or undecided → in doubt, thrown. Losing an expired attempt to another
+   * worker meanwhile is busy.
    */
-  private async probeExpired<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-    begun: Extract<Begun, { kind: 'probe' }>,
+  private async probe<T extends OrderEventType, S, R>(
+    attempt: StartedAttempt<T, S, R>,
+    hold: ProbeHold,
   ): Promise<StartedAttempt<T, S, R> | 'settled'> {
-    const { attemptId, paymentId } = begun;
-    const verdict = await this.runProbe(command, spec, state);
+    const { command, spec, attemptId } = attempt;
+    const verdict = await this.runProbe(command, spec, attempt.state);
     const owner = this.options.workerId;
-    const probed: ProbedHold = {
-      hold: 'expired',
-      owner,
-      outcome: verdict.kind,
-      evidence: verdict.evidence,
-    };
-    switch (verdict.kind) {
-      case 'took_effect': {
-        await this.completeProbed(
-          command,
-          spec,
-          state,
-          attemptId,
-          paymentId,
-          verdict.result,
-          probed,
-        );
+    const found = { outcome: verdict.kind, evidence: verdict.evidence };
+    const probed: ProbedHold = { hold: hold.kind, owner, ...found };
+    const next = afterProbe(hold, verdict);
+    switch (next.kind) {
+      case 'complete':
+        await this.completeProbed(attempt, next.result, probed);
         return 'settled';
-      }
-      case 'not_applied': {
+      case 'send_again': {
         const taken = await this.batcher.run((tx) =>
           this.attempts.takeOverProbed(
             tx,
             attemptId,
             { command: spec.type, owner, leaseMs: this.options.attemptLeaseMs },
-            { outcome: verdict.kind, evidence: verdict.evidence },
+            found,
           ),
         );
         if (taken === null) throw busyError(command);
-        this.pending.delete(command.eventId);
-        return { command, spec, state, attemptId: taken, paymentId };
+        this.pending.forget(command.eventId);
+        return { ...attempt, attemptId: taken };
       }
-      case 'unreadable':
-      case 'undecided': {
-        const cause = `its worker stopped during the Payflow call (the attempt lease expired), and ${verdict.kind === 'unreadable' ? 'Payflow could not be read' : 'Payflow’s state does not tell'} (${verdict.evidence.shown})`;
-        const marked = await this.batcher.run((tx) =>
-          this.begin.markInDoubt(
-            tx,
-            command,
-            spec,
-            attemptId,
-            'ATTEMPT.LEASE_EXPIRED',
-            cause,
-            probed,
-          ),
+      case 'fail':
+        await this.batcher.run((tx) =>
+          this.attempts.markFailed(tx, attemptId, next.callError.code, owner, found),
         );
-        if (!marked) throw busyError(command);
-        throw inDoubtError(command, cause);
+        throw new ProbeNotAppliedError(
+          `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${verdict.evidence.shown}); it is sent again`,
+          {
+            cause: next.callError,
+            metadata: { eventId: command.eventId, orderId: command.orderId },
+          },
+        );
+      case 'in_doubt': {
+        const { errorCode, cause, callError } = next;
+        const marked = await this.batcher.run((tx) =>
+          this.begin.markInDoubt(tx, command, spec, attemptId, errorCode, cause, probed),
+        );
+        if (!marked && next.notMarked === 'busy') throw busyError(command);
+        if (callError !== undefined) this.logInDoubt(command, spec.type, callError);
+        throw inDoubtError(command, cause, callError);
       }
     }
   }
@@ -360,11 +361,7 @@ export class CommandRunner {
 
   /** The probe found the call took effect: recorded as after a successful call. */
   private async completeProbed<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-    attemptId: string,
-    paymentId: string | null,
+    { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
     result: R,
     probed: ProbedHold,
   ): Promise<void> {
@@ -377,7 +374,7 @@ export class CommandRunner {
       return true;
     });
     if (!claimed) throw busyError(command);
-    this.pending.delete(command.eventId);
+    this.pending.forget(command.eventId);
   }
 
   /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
@@ -420,26 +417,31 @@ export class CommandRunner {
     }
   }
 
+  /** The call failed: recorded as the protocol's afterCallFailure says. */
   private async recordFailure<T extends OrderEventType, S, R>(
-    { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
+    attempt: StartedAttempt<T, S, R>,
     error: unknown,
   ): Promise<void> {
-    const failure = classifyCallFailure(error, spec.repeatable);
-    const context = {
-      eventId: command.eventId,
-      orderId: command.orderId,
-      type: spec.type,
-      traceId: command.trace.traceId,
-    };
-    switch (failure.kind) {
-      case 'unknown':
+    const { command, spec, state, attemptId, paymentId } = attempt;
+    const next = afterCallFailure(error, {
+      repeatable: spec.repeatable,
+      probes: spec.probe !== undefined,
+    });
+    switch (next.kind) {
+      case 'leave_started':
         this.logger.error(
-          { ...context, error: describeError(error) },
+          {
+            eventId: command.eventId,
+            orderId: command.orderId,
+            type: spec.type,
+            traceId: command.trace.traceId,
+            error: describeError(error),
+          },
           'unexpected failure during a Payflow call; its attempt stays started',
         );
         throw error;
-      case 'no_effect': {
-        const payflowError = failure.error;
+      case 'fail': {
+        const payflowError = next.error;
         try {
           // Retried for a while: when Postgres is restarting, only this process knows that
           // the call was not sent, and a crash before the record would leave it in doubt.
@@ -467,105 +469,41 @@ export class CommandRunner {
             RECORD_RETRY,
           );
         } catch (recordError) {
-          this.remember(command.eventId, { kind: 'no_effect' });
+          this.pending.remember(command.eventId, { kind: 'no_effect' });
           throw recordError;
         }
         throw payflowError;
       }
-      case 'in_doubt': {
-        if (spec.probe !== undefined) {
-          return this.probeOwn({ command, spec, state, attemptId, paymentId }, failure.error);
-        }
-        const cause = `the Payflow call failed after it may have been applied (${describeError(failure.error)})`;
-        await this.batcher.run((tx) =>
-          this.begin.markInDoubt(tx, command, spec, attemptId, failure.error.code, cause),
-        );
-        this.logger.warn({ ...context, error: describeError(failure.error) }, 'command in doubt');
-        throw inDoubtError(command, cause, failure.error);
-      }
-    }
-  }
-
-  /**
-   * This worker's call failed in a way that may have taken effect: Payflow's own state
-   * decides. Took effect → recorded as after a successful call; not applied → the attempt
-   * failed (no effect) and the event is retried, which sends it again; unreadable or
-   * undecided → in doubt, as without a probe.
-   */
-  private async probeOwn<T extends OrderEventType, S, R>(
-    attempt: StartedAttempt<T, S, R>,
-    callError: PayflowError,
-  ): Promise<void> {
-    const { command, spec, state, attemptId, paymentId } = attempt;
-    const verdict = await this.runProbe(command, spec, state);
-    const owner = this.options.workerId;
-    const probed: ProbedHold = {
-      hold: 'own',
-      owner,
-      outcome: verdict.kind,
-      evidence: verdict.evidence,
-    };
-    switch (verdict.kind) {
-      case 'took_effect':
-        await this.completeProbed(
-          command,
-          spec,
-          state,
-          attemptId,
-          paymentId,
-          verdict.result,
-          probed,
-        );
+      case 'probe': {
+        const settled = await this.probe(attempt, { kind: 'own', callError: next.error });
+        // The protocol sends an own attempt again only through a retry of its event.
+        if (settled !== 'settled') throw new Error('an own attempt cannot be taken over');
         return;
-      case 'not_applied':
+      }
+      case 'in_doubt': {
+        const { errorCode, cause } = next;
         await this.batcher.run((tx) =>
-          this.attempts.markFailed(tx, attemptId, callError.code, owner, {
-            outcome: verdict.kind,
-            evidence: verdict.evidence,
-          }),
+          this.begin.markInDoubt(tx, command, spec, attemptId, errorCode, cause),
         );
-        throw new ProbeNotAppliedError(
-          `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${verdict.evidence.shown}); it is sent again`,
-          { cause: callError, metadata: { eventId: command.eventId, orderId: command.orderId } },
-        );
-      case 'unreadable':
-      case 'undecided': {
-        const cause = `the Payflow call failed after it may have been applied (${describeError(callError)}), and ${verdict.kind === 'unreadable' ? 'Payflow could not be read' : 'Payflow’s state does not tell'} (${verdict.evidence.shown})`;
-        await this.batcher.run((tx) =>
-          this.begin.markInDoubt(tx, command, spec, attemptId, callError.code, cause, probed),
-        );
-        this.logger.warn(
-          {
-            eventId: command.eventId,
-            orderId: command.orderId,
-            type: spec.type,
-            traceId: command.trace.traceId,
-            error: describeError(callError),
-          },
-          'command in doubt',
-        );
-        throw inDoubtError(command, cause, callError);
+        this.logInDoubt(command, spec.type, next.error);
+        throw inDoubtError(command, cause, next.error);
       }
     }
   }
 
-  private pendingKind(eventId: string): PendingOutcome | null {
-    return this.pending.get(eventId)?.kind ?? null;
-  }
-
-  private remember(eventId: string, outcome: Pending): void {
-    this.pending.delete(eventId);
-    this.pending.set(eventId, outcome);
-    if (this.pending.size > MAX_PENDING) {
-      const oldest = this.pending.keys().next();
-      if (oldest.done !== true) this.pending.delete(oldest.value);
-    }
+  private logInDoubt(command: OrderCommand, type: string, callError: PayflowError): void {
+    this.logger.warn(
+      {
+        eventId: command.eventId,
+        orderId: command.orderId,
+        type,
+        traceId: command.trace.traceId,
+        error: describeError(callError),
+      },
+      'command in doubt',
+    );
   }
 }
-
-/** What a probe ends with: a verdict, or Payflow could not be read. */
-type ProbeResult<R> =
-  ProbeVerdict<R> | { readonly kind: 'unreadable'; readonly evidence: ProbeEvidence };
 
 /** Reads of Payflow a probe makes before it calls Payflow unreadable. */
 const PROBE_TRIES = 4;

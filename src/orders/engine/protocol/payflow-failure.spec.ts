@@ -5,7 +5,7 @@ import {
   PayflowTimeoutError,
   PayflowValidationError,
   type PayflowReached,
-} from '../../payflow/payflow.errors.js';
+} from '../../../payflow/payflow.errors.js';
 import { classifyCallFailure } from './payflow-failure.js';
 
 const init = (reached: PayflowReached, status?: number) => ({

@@ -13,7 +13,7 @@
  * A call that is harmless to repeat (PUT, re-send) is never in doubt: its unclear
  * failures count as `no_effect` and are retried.
  */
-import { PayflowError } from '../../payflow/payflow.errors.js';
+import { PayflowError } from '../../../payflow/payflow.errors.js';
 
 export type CallFailure =
   | { readonly kind: 'no_effect'; readonly error: PayflowError }

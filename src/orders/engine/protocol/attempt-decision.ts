@@ -1,8 +1,10 @@
 /**
  * What to do with an order event, decided from its guard row alone: the attempt ledger's
  * view of the event (processed? order blocked? an attempt, whose, sent, lease run out?)
- * and what this worker remembers of it. Pure, so that every branch of exactly-once is
- * tested without a database (attempt-decision.spec.ts); the runner carries it out.
+ * and what this worker remembers of it (pending-outcomes.ts). Part of the exactly-once
+ * protocol (attempt-protocol.ts): it chooses the transition that begins the event's call.
+ * Pure, so that every branch is tested without a database (attempt-decision.spec.ts);
+ * attempt-begin.ts carries it out.
  */
 
 /** An attempt recorded for the event (command_attempts). */

@@ -1,0 +1,386 @@
+/**
+ * The exactly-once protocol of the order engine: how an order event's Payflow call, which is
+ * not idempotent, takes effect once. Everything else in the engine carries it out.
+ *
+ * - begin: the call is recorded before it is made, as one `command_attempts` row per event,
+ *   `started` and owned by one worker for a lease that outlasts the call's deadline.
+ * - sent: just before the request leaves, its owner commits `sent_at`, and only while its
+ *   lease runs; a request whose mark fails never leaves. An attempt not `sent` cannot have
+ *   reached Payflow.
+ * - call, complete: Payflow's answer is recorded `succeeded`, with the event processed, the
+ *   state changes and the status events, in one transaction. A call that had no effect is
+ *   `failed`, and the next delivery takes the attempt over and sends it again.
+ * - takeover: an attempt is its owner's while its lease runs (others are busy). Once the
+ *   lease ran out, anyone may take over an attempt that was never sent; a sent one is sent
+ *   again only when its call is repeatable, else Payflow's own state is read (a probe) and
+ *   decides; without a probe it is in doubt.
+ * - in doubt: the request may have taken effect, and nothing the engine can read tells. It
+ *   is never sent again; the order waits until a person or a webhook settles it (`resolved`,
+ *   or `failed` when it did not take effect, which sends it again).
+ * - memory: an outcome this worker knows but could not commit is kept in memory
+ *   (pending-outcomes.ts) and committed by the redelivery without calling again (`resume`).
+ * - a unit may run twice: begin and complete are TransactionBatcher units, which the batcher
+ *   may run a second time (its SAVEPOINT retry). So a unit keeps no effect outside the
+ *   database: it returns, rather than throws, a decision that wrote nothing, logs nothing,
+ *   and the memory changes only once its batch committed.
+ *
+ * TRANSITIONS is the whole table (drawn in docs/operations.md, "The exactly-once protocol");
+ * each transition's condition is the WHERE of the statement that makes it
+ * (command-attempt.repository.ts). The guard decision (attempt-decision.ts), the meaning of
+ * a failed call (payflow-failure.ts) and the steps below choose which transition comes next.
+ */
+import { describeError } from '../../../common/app-error.js';
+import type { PayflowError } from '../../../payflow/payflow.errors.js';
+import type { ProbeEvidence, ProbeVerdict } from '../command-spec.js';
+import type { RecordedAttempt, RetryReason } from './attempt-decision.js';
+import { classifyCallFailure } from './payflow-failure.js';
+
+/** An attempt's state: the row's `state`, with `sent` for a started one whose request left. */
+export type AttemptState =
+  'none' | 'started' | 'sent' | 'succeeded' | 'failed' | 'in_doubt' | 'resolved';
+
+export const ATTEMPT_STATES: readonly AttemptState[] = [
+  'none',
+  'started',
+  'sent',
+  'succeeded',
+  'failed',
+  'in_doubt',
+  'resolved',
+];
+
+/** What a transition's condition reads of the attempt. */
+export interface AttemptView {
+  readonly state: AttemptState;
+  readonly owner: string | null;
+  readonly leaseExpired: boolean;
+}
+
+/** The guard row's attempt as the table sees it; undefined for a state this code does not know. */
+export function viewOf(attempt: RecordedAttempt | null): AttemptView | undefined {
+  if (attempt === null) return { state: 'none', owner: null, leaseExpired: false };
+  const known = ATTEMPT_STATES.find((state) => state === attempt.state && state !== 'sent');
+  if (known === undefined) return undefined;
+  const state = known === 'started' && attempt.sent ? 'sent' : known;
+  return { state, owner: attempt.owner, leaseExpired: attempt.leaseExpired };
+}
+
+export type TransitionName =
+  | 'begin'
+  | 'mark_sent'
+  | 'complete'
+  | 'complete_late'
+  | 'fail'
+  | 'retry_failed'
+  | 'restart_own'
+  | 'take_over_unsent'
+  | 'take_over_sent'
+  | 'in_doubt'
+  | 'in_doubt_probed_own'
+  | 'in_doubt_probed_expired'
+  | 'complete_probed_own'
+  | 'complete_probed_expired'
+  | 'resolve'
+  | 'not_taken';
+
+export interface Transition {
+  readonly from: readonly AttemptState[];
+  readonly to: AttemptState;
+  /** Who makes it and when, in words. */
+  readonly who: string;
+  /** The CommandAttemptRepository statement that makes it. */
+  readonly statement: string;
+  /** Its condition beyond `from` (the statement's WHERE), for `worker`. */
+  readonly may: (attempt: AttemptView, worker: string) => boolean;
+}
+
+const anyone = (): boolean => true;
+const owner = (attempt: AttemptView, worker: string): boolean => attempt.owner === worker;
+const leaseRunOut = (attempt: AttemptView): boolean => attempt.leaseExpired;
+const LIVE: readonly AttemptState[] = ['started', 'sent'];
+
+/** Every move of an attempt. Any other move is refused. */
+export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
+  begin: {
+    from: ['none'],
+    to: 'started',
+    who: 'any worker, for a fresh event',
+    statement: 'guard, guardMany, takeOver',
+    may: anyone,
+  },
+  mark_sent: {
+    from: LIVE,
+    to: 'sent',
+    who: 'its owner, while the lease runs, just before the request leaves',
+    statement: 'markSent',
+    may: (attempt, worker) => owner(attempt, worker) && !attempt.leaseExpired,
+  },
+  complete: {
+    from: LIVE,
+    to: 'succeeded',
+    who: 'the worker whose call Payflow answered (the deadline ends inside the lease)',
+    statement: 'finish',
+    may: anyone,
+  },
+  complete_late: {
+    from: ['in_doubt'],
+    to: 'resolved',
+    who: 'a worker whose answer arrived after the attempt was marked in doubt',
+    statement: 'finish',
+    may: anyone,
+  },
+  fail: {
+    from: LIVE,
+    to: 'failed',
+    who: 'its owner, when the call had no effect (or a probe found it not applied)',
+    statement: 'markFailed',
+    may: owner,
+  },
+  retry_failed: {
+    from: ['failed'],
+    to: 'started',
+    who: 'any worker, on the next delivery',
+    statement: 'takeOver',
+    may: anyone,
+  },
+  restart_own: {
+    from: LIVE,
+    to: 'started',
+    who: 'its owner, which remembers that its call had no effect',
+    statement: 'takeOver',
+    may: owner,
+  },
+  take_over_unsent: {
+    from: ['started'],
+    to: 'started',
+    who: 'any worker, once the lease ran out: the request never left',
+    statement: 'takeOver',
+    may: leaseRunOut,
+  },
+  take_over_sent: {
+    from: ['sent'],
+    to: 'started',
+    who: 'any worker, once the lease ran out, for a repeatable call or a probe found not applied',
+    statement: 'takeOverProbed',
+    may: leaseRunOut,
+  },
+  in_doubt: {
+    from: LIVE,
+    to: 'in_doubt',
+    who: 'the worker that found it may have taken effect, without a probe',
+    statement: 'markInDoubt',
+    may: anyone,
+  },
+  in_doubt_probed_own: {
+    from: LIVE,
+    to: 'in_doubt',
+    who: 'its owner, whose probe after its own unclear call could not tell',
+    statement: 'markInDoubt (hold own)',
+    may: owner,
+  },
+  in_doubt_probed_expired: {
+    from: ['sent'],
+    to: 'in_doubt',
+    who: 'any worker, once the lease ran out, whose probe could not tell',
+    statement: 'markInDoubt (hold expired)',
+    may: leaseRunOut,
+  },
+  complete_probed_own: {
+    from: LIVE,
+    to: 'succeeded',
+    who: 'its owner, whose probe after its own unclear call found it took effect',
+    statement: 'claimProbed (hold own), finish',
+    may: owner,
+  },
+  complete_probed_expired: {
+    from: ['sent'],
+    to: 'succeeded',
+    who: 'any worker, once the lease ran out, whose probe found it took effect',
+    statement: 'claimProbed (hold expired), finish',
+    may: leaseRunOut,
+  },
+  resolve: {
+    from: ['started', 'sent', 'in_doubt'],
+    to: 'resolved',
+    who: "a person, or a webhook naming the payment's creation",
+    statement: 'resolveForPayment',
+    may: anyone,
+  },
+  not_taken: {
+    from: ['in_doubt'],
+    to: 'failed',
+    who: 'a person who found it never took effect (in-doubt resolve --not-created)',
+    statement: 'markNotTaken',
+    may: anyone,
+  },
+};
+
+/** Where `name` takes the attempt, for `worker`; null when the protocol refuses it. */
+export function transition(
+  name: TransitionName,
+  attempt: AttemptView,
+  worker: string,
+): AttemptState | null {
+  const move = TRANSITIONS[name];
+  if (!move.from.includes(attempt.state) || !move.may(attempt, worker)) return null;
+  return move.to;
+}
+
+/** The transition by which the guard decision `retry` takes the attempt over. */
+export function retryTransition(reason: RetryReason): TransitionName {
+  switch (reason) {
+    case 'failed':
+      return 'retry_failed';
+    case 'no_effect':
+      return 'restart_own';
+    case 'unsent':
+      return 'take_over_unsent';
+    case 'race':
+      return 'begin';
+  }
+}
+
+/** The error code of an attempt in doubt because its worker stopped after the request left. */
+export const LEASE_EXPIRED_CODE = 'ATTEMPT.LEASE_EXPIRED';
+const LEASE_EXPIRED_CAUSE =
+  'its worker stopped during the Payflow call (the attempt lease expired)';
+
+function unclearCallCause(callError: PayflowError): string {
+  return `the Payflow call failed after it may have been applied (${describeError(callError)})`;
+}
+
+/** What the guard's `lease_expired` (a stopped worker's sent attempt) leads to. */
+export type AfterLeaseExpired =
+  /** Harmless to repeat (PUT, re-send): never in doubt, simply sent again. */
+  | { readonly kind: 'send_again'; readonly transition: 'take_over_sent' }
+  /** Read Payflow (outside the begin transaction), then `afterProbe` with hold `expired`. */
+  | { readonly kind: 'probe' }
+  | {
+      readonly kind: 'in_doubt';
+      readonly transition: 'in_doubt';
+      readonly errorCode: string;
+      readonly cause: string;
+    };
+
+export function afterLeaseExpired(call: {
+  readonly mapped: boolean;
+  readonly repeatable: boolean;
+  readonly probes: boolean;
+}): AfterLeaseExpired {
+  if (call.mapped && call.repeatable) return { kind: 'send_again', transition: 'take_over_sent' };
+  if (call.mapped && call.probes) return { kind: 'probe' };
+  return {
+    kind: 'in_doubt',
+    transition: 'in_doubt',
+    errorCode: LEASE_EXPIRED_CODE,
+    cause: LEASE_EXPIRED_CAUSE,
+  };
+}
+
+/** What a failed call of this worker's own attempt leads to (see payflow-failure.ts). */
+export type AfterCallFailure =
+  /** Not a Payflow error (a bug): the attempt stays started, for its lease to run out. */
+  | { readonly kind: 'leave_started'; readonly error: unknown }
+  /** No effect: failed, and the error goes on (transient → retried, permanent → rejected). */
+  | { readonly kind: 'fail'; readonly transition: 'fail'; readonly error: PayflowError }
+  /** It may have taken effect: read Payflow, then `afterProbe` with hold `own`. */
+  | { readonly kind: 'probe'; readonly error: PayflowError }
+  | {
+      readonly kind: 'in_doubt';
+      readonly transition: 'in_doubt';
+      readonly error: PayflowError;
+      readonly errorCode: string;
+      readonly cause: string;
+    };
+
+export function afterCallFailure(
+  error: unknown,
+  call: { readonly repeatable: boolean; readonly probes: boolean },
+): AfterCallFailure {
+  const failure = classifyCallFailure(error, call.repeatable);
+  switch (failure.kind) {
+    case 'unknown':
+      return { kind: 'leave_started', error: failure.error };
+    case 'no_effect':
+      return { kind: 'fail', transition: 'fail', error: failure.error };
+    case 'in_doubt':
+      if (call.probes) return { kind: 'probe', error: failure.error };
+      return {
+        kind: 'in_doubt',
+        transition: 'in_doubt',
+        error: failure.error,
+        errorCode: failure.error.code,
+        cause: unclearCallCause(failure.error),
+      };
+  }
+}
+
+/**
+ * How the probed attempt is held: `expired`, a stopped worker's sent attempt whose lease ran
+ * out; `own`, this worker's attempt whose call failed unclearly with `callError`. The writes
+ * after the probe hold to the same condition, so that one another worker took meanwhile is
+ * left alone.
+ */
+export type ProbeHold =
+  { readonly kind: 'expired' } | { readonly kind: 'own'; readonly callError: PayflowError };
+
+/** What a probe ends with: a verdict, or Payflow could not be read. */
+export type ProbeResult<R> =
+  ProbeVerdict<R> | { readonly kind: 'unreadable'; readonly evidence: ProbeEvidence };
+
+/** What a probe's finding leads to. */
+export type AfterProbe<R> =
+  /** It took effect: recorded as after a successful call, with `result`. */
+  | {
+      readonly kind: 'complete';
+      readonly transition: 'complete_probed_own' | 'complete_probed_expired';
+      readonly result: R;
+    }
+  /** A stopped worker's call did not take effect: taken over and sent again, now. */
+  | { readonly kind: 'send_again'; readonly transition: 'take_over_sent' }
+  /** This worker's call did not take effect: failed, and the event is retried (sent again). */
+  | { readonly kind: 'fail'; readonly transition: 'fail'; readonly callError: PayflowError }
+  /** Unreadable or undecided: in doubt, as without a probe. */
+  | {
+      readonly kind: 'in_doubt';
+      readonly transition: 'in_doubt_probed_own' | 'in_doubt_probed_expired';
+      readonly errorCode: string;
+      readonly cause: string;
+      /** This worker's own failed call, when it was one. */
+      readonly callError: PayflowError | undefined;
+      /**
+       * What it means when the mark finds the attempt no longer held: `busy` (another worker
+       * took the expired attempt meanwhile), or still `in_doubt` (this worker's own call).
+       */
+      readonly notMarked: 'busy' | 'in_doubt';
+    };
+
+export function afterProbe<R>(hold: ProbeHold, found: ProbeResult<R>): AfterProbe<R> {
+  const own = hold.kind === 'own' ? hold : undefined;
+  switch (found.kind) {
+    case 'took_effect':
+      return {
+        kind: 'complete',
+        transition: own ? 'complete_probed_own' : 'complete_probed_expired',
+        result: found.result,
+      };
+    case 'not_applied':
+      return own
+        ? { kind: 'fail', transition: 'fail', callError: own.callError }
+        : { kind: 'send_again', transition: 'take_over_sent' };
+    case 'unreadable':
+    case 'undecided': {
+      const read =
+        found.kind === 'unreadable' ? 'Payflow could not be read' : 'Payflow’s state does not tell';
+      const why = own ? unclearCallCause(own.callError) : LEASE_EXPIRED_CAUSE;
+      return {
+        kind: 'in_doubt',
+        transition: own ? 'in_doubt_probed_own' : 'in_doubt_probed_expired',
+        errorCode: own ? own.callError.code : LEASE_EXPIRED_CODE,
+        cause: `${why}, and ${read} (${found.evidence.shown})`,
+        callError: own?.callError,
+        notMarked: own ? 'in_doubt' : 'busy',
+      };
+    }
+  }
+}
