@@ -13,7 +13,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.image.json ./
 COPY src ./src
 COPY migrations ./migrations
-RUN node node_modules/typescript/bin/tsc -p tsconfig.image.json && npm prune --omit=dev
+# The console's templates and static files, which tsc does not emit.
+COPY scripts/copy-assets.mjs ./scripts/copy-assets.mjs
+RUN node node_modules/typescript/bin/tsc -p tsconfig.image.json && node scripts/copy-assets.mjs \
+  && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

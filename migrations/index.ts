@@ -12,6 +12,7 @@ import { InDoubtVerdicts1764046800000 } from './1764046800000-InDoubtVerdicts.js
 import { PaymentTraceHeaders1764050400000 } from './1764050400000-PaymentTraceHeaders.js';
 import { AttemptProbe1764054000000 } from './1764054000000-AttemptProbe.js';
 import { ConsoleSearch1764057600000 } from './1764057600000-ConsoleSearch.js';
+import { OperatorActions1764061200000 } from './1764061200000-OperatorActions.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   PaymentTraceHeaders1764050400000,
   AttemptProbe1764054000000,
   ConsoleSearch1764057600000,
+  OperatorActions1764061200000,
 ];

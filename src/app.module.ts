@@ -12,6 +12,8 @@ import {
 } from '@nestjs/common';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
+import { ConsoleModule } from './console/console.module.js';
+import type { ConsoleOverrides } from './console/console.options.js';
 import { LoggerModule } from './common/logger.module.js';
 import type { AppLogger } from './common/logger.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -54,6 +56,8 @@ export interface WorkerOverrides {
   readonly settlements?: Partial<SettlementsOptions>;
   /** Tracing of the test's own (e.g. an SDK exporting to memory) instead of the config's. */
   readonly tracing?: StartedTracing;
+  /** The console's session and sign-in limits (tests shorten them). */
+  readonly console?: ConsoleOverrides;
 }
 
 /**
@@ -103,6 +107,7 @@ export class AppModule {
         DatabaseModule,
         MetricsModule,
         ManagementModule,
+        ConsoleModule.forRoot(config, overrides.console),
         PayflowModule.forRootAsync({
           isGlobal: true,
           inject: [MetricsService],

@@ -5,6 +5,7 @@
  */
 import { DEAD_LETTER_ENTITIES } from './dead-letters/dead-letters.module.js';
 import { ORDER_ENTITIES } from './orders/orders.module.js';
+import { OPERATOR_ACTION_ENTITIES } from './operator/audit/operator-action.entity.js';
 import { OUTBOX_ENTITIES } from './outbox/outbox.module.js';
 import { PAYMENT_ENTITIES } from './payments/payments-persistence.module.js';
 import { SETTLEMENT_ENTITIES } from './settlements/settlements.module.js';
@@ -17,4 +18,5 @@ export const ENTITIES = [
   ...DEAD_LETTER_ENTITIES,
   ...WEBHOOK_ENTITIES,
   ...SETTLEMENT_ENTITIES,
+  ...OPERATOR_ACTION_ENTITIES,
 ];

@@ -10,6 +10,7 @@ import { col } from '../database/columns.js';
 @Entity({ name: 'outbox' })
 @Index('outbox_pending_lane_idx', ['bucket', 'topic', 'id'], { where: `"published_at" IS NULL` })
 @Index('outbox_published_idx', ['publishedAt'], { where: `"published_at" IS NOT NULL` })
+@Index('outbox_key_idx', ['key'])
 export class OutboxEntity {
   @col.bigintId() id!: string;
   @col.smallint() bucket!: number;

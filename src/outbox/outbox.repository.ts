@@ -4,7 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
 import { OUTBOX_NOTIFY_CHANNEL } from './relay-locks.repository.js';
 
@@ -81,12 +84,43 @@ export function outboxKeyText(key: string | Buffer | null): string | null {
  * The outbox table, and the only owner of its SQL: written inside the state change's
  * transaction, drained by the relay.
  */
+const writtenRow = z.object({
+  id: z.string(),
+  topic: z.string(),
+  key: z.string().nullable(),
+  eventType: z.string().nullable(),
+  traceparent: z.string().nullable(),
+  value: z.instanceof(Buffer),
+  createdAt: timestampField,
+  publishedAt: timestampField.nullable(),
+});
+
+/** A message the outbox holds (pending or published, until pruned), as the operator reads it. */
+export type WrittenMessage = z.infer<typeof writtenRow>;
+
 @Injectable()
 export class OutboxRepository {
   private readonly notifyInTransaction: boolean;
 
   constructor(@Optional() @Inject(OUTBOX_REPOSITORY_OPTIONS) options?: OutboxRepositoryOptions) {
     this.notifyInTransaction = options?.notifyInTransaction ?? false;
+  }
+
+  /**
+   * The messages written with one of these keys (an order id, Payflow payment ids), oldest
+   * first (outbox_key_idx); published ones stay until prunePublished removes them.
+   */
+  listByKeys(sql: Sql, keys: readonly string[]): Promise<WrittenMessage[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return queryRows(
+      sql,
+      writtenRow,
+      `SELECT id::text AS id, topic, key, headers->>'x-event-type' AS "eventType",
+              headers->>'traceparent' AS traceparent, value, created_at AS "createdAt",
+              published_at AS "publishedAt"
+         FROM outbox WHERE key = ANY($1::text[]) ORDER BY id`,
+      [keys],
+    );
   }
 
   /** Adds messages in the caller's transaction; they are published after it commits. */

@@ -192,7 +192,7 @@ function probeDecisionView(row: ClosedAttempt): ProbeDecisionView {
   };
 }
 
-function orderView(order: OrderRow | undefined, orderId: string): OrderSummaryView {
+export function orderView(order: OrderRow | undefined, orderId: string): OrderSummaryView {
   if (order === undefined) {
     // Known only from its dead letters (its first event never took effect).
     return {

@@ -98,6 +98,8 @@ const receivedRow = z.object({
   attempts: z.number(),
   processedAt: timestampField.nullable(),
   lastError: z.string().nullable(),
+  /** The W3C traceparent it arrived with, if any. */
+  traceparent: z.string().nullable(),
 });
 
 /** A stored webhook as the operator's reads show it: when, which kind, processed or not. */
@@ -120,9 +122,24 @@ export class WebhookInboxRepository {
       receivedRow,
       `SELECT payment_id::text AS "paymentId", id::text AS id, kind, received_at AS "receivedAt",
               last_received_at AS "lastReceivedAt", duplicates, attempts,
-              processed_at AS "processedAt", last_error AS "lastError"
+              processed_at AS "processedAt", last_error AS "lastError",
+              headers->>'traceparent' AS traceparent
          FROM webhook_inbox WHERE payment_id = ANY($1::uuid[]) ORDER BY received_at, id`,
       [paymentIds],
+    );
+  }
+
+  /**
+   * Webhooks stored per hour since `since` (webhook_inbox_received_idx; hours without any
+   * are left out). Static, like listForPayments: the operator's reads give the `Sql`.
+   */
+  static countsByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
+    return queryRows(
+      sql,
+      z.object({ hour: timestampField, count: z.number().int() }),
+      `SELECT date_trunc('hour', received_at) AS hour, count(*)::int AS count
+         FROM webhook_inbox WHERE received_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
+      [since],
     );
   }
 

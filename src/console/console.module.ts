@@ -1,0 +1,74 @@
+/**
+ * The operator console (issue 22; CONTRACT §9): server-rendered pages under `/console` on
+ * the management port only, present only when CONSOLE_TOKEN (or CONSOLE_TOKEN_FILE) is
+ * set. Every controller is a `@ConsolePage()`: `@ServedOnManagementPort()`, the session
+ * guard (sign-in, CSRF) and the console's error pages.
+ *
+ * ConsoleSharedModule (global while the console is on) gives every console page what it
+ * shares: the options, sign-in state, the views, the audit trail, the guard and the filter.
+ * The pages of the operations (dead letters, in doubt, settlements, overview) come in
+ * ConsoleOperationsModule.
+ */
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import type { AppConfig } from '../config/app-config.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { OPERATOR_ACTION_ENTITIES } from '../operator/audit/operator-action.entity.js';
+import { OrderTimelineQuery } from '../operator/order-timeline/order-timeline.query.js';
+import { OrderSearchQuery } from '../operator/search/order-search.query.js';
+import { AssetsController } from './assets/assets.controller.js';
+import { ConsoleHttpIntegration } from './console-http.integration.js';
+import { CONSOLE_OPTIONS, consoleOptions, type ConsoleOverrides } from './console.options.js';
+import { OrderController } from './order/order.controller.js';
+import { SearchController } from './search/search.controller.js';
+import { ConsoleAudit } from './shared/console-audit.js';
+import { ConsoleExceptionFilter } from './shared/console-exception.filter.js';
+import { ConsoleSessionGuard } from './shared/console-session.guard.js';
+import { ConsoleViews } from './shared/console-views.js';
+import { ConsoleAuth } from './sign-in/console-auth.js';
+import { SignInController, SignOutController } from './sign-in/sign-in.controller.js';
+
+const SHARED = [
+  ConsoleAuth,
+  ConsoleViews,
+  ConsoleAudit,
+  ConsoleSessionGuard,
+  ConsoleExceptionFilter,
+];
+
+@Global()
+@Module({})
+export class ConsoleSharedModule {
+  static forRoot(token: string, overrides: ConsoleOverrides): DynamicModule {
+    return {
+      module: ConsoleSharedModule,
+      providers: [
+        { provide: CONSOLE_OPTIONS, useValue: consoleOptions(token, overrides) },
+        ...SHARED,
+      ],
+      exports: [CONSOLE_OPTIONS, ...SHARED],
+    };
+  }
+}
+
+@Module({})
+export class ConsoleModule {
+  /** The console, or nothing at all when no token is configured. */
+  static forRoot(config: AppConfig, overrides: ConsoleOverrides = {}): DynamicModule {
+    if (config.CONSOLE_TOKEN === undefined) return { module: ConsoleModule };
+    return {
+      module: ConsoleModule,
+      imports: [
+        DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
+        ConsoleSharedModule.forRoot(config.CONSOLE_TOKEN, overrides),
+      ],
+      controllers: [
+        AssetsController,
+        SignInController,
+        SignOutController,
+        SearchController,
+        OrderController,
+      ],
+      providers: [ConsoleHttpIntegration, OrderSearchQuery, OrderTimelineQuery],
+    };
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * `GET /console/orders/{orderId}`: the order's whole story (OrderTimelineQuery), newest
+ * last, with its payments, a text to copy into a ticket, and what can be done (replay its
+ * dead letters, resolve its call in doubt: the forms post to those pages' actions).
+ * `POST /console/orders/{orderId}/contact` shows the customer's e-mail and phone in clear,
+ * once, and records that it was asked for.
+ */
+import { Controller, Get, Inject, NotFoundException, Param, Post, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Database } from '../../database/database.js';
+import {
+  CustomerContactQuery,
+  masked,
+  type CustomerContact,
+} from '../../operator/order-timeline/customer-contact.query.js';
+import { OrderTimelineQuery } from '../../operator/order-timeline/order-timeline.query.js';
+import {
+  KIND_LABELS,
+  timelineText,
+  type OrderTimeline,
+} from '../../operator/order-timeline/order-timeline.view.js';
+import { ConsoleAudit } from '../shared/console-audit.js';
+import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
+import { sessionOf } from '../shared/console-request.js';
+import { ConsoleViews } from '../shared/console-views.js';
+import type { ConsoleSession } from '../sign-in/session-store.js';
+
+export interface OrderModel {
+  readonly timeline: OrderTimeline;
+  readonly kindLabels: typeof KIND_LABELS;
+  readonly ticket: string;
+  readonly contact: CustomerContact | null;
+  readonly contactRevealed: boolean;
+  /** Dead letters of the order not replayed yet (a replay would unblock it). */
+  readonly waitingLetters: number;
+  readonly inDoubtCalls: number;
+}
+
+@Controller('console/orders')
+@ConsolePage()
+export class OrderController {
+  private readonly contacts = new CustomerContactQuery();
+
+  constructor(
+    @Inject(OrderTimelineQuery) private readonly timelines: OrderTimelineQuery,
+    @Inject(Database) private readonly database: Database,
+    @Inject(ConsoleViews) private readonly views: ConsoleViews,
+    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+  ) {}
+
+  @Get(':orderId')
+  @HtmlPage()
+  async show(@Req() request: FastifyRequest, @Param('orderId') orderId: string): Promise<string> {
+    return this.render(request, orderId, false);
+  }
+
+  @Post(':orderId/contact')
+  @HtmlPage()
+  async reveal(@Req() request: FastifyRequest, @Param('orderId') orderId: string): Promise<string> {
+    return this.render(request, orderId, true);
+  }
+
+  private async render(request: FastifyRequest, orderId: string, reveal: boolean): Promise<string> {
+    const session = sessionOf(request);
+    const timeline = await this.timelines.timeline(orderId);
+    if (timeline === null || session === undefined) throw new NotFoundException();
+    const contact = await this.contacts.contact(this.database.sql, orderId);
+    const revealed = reveal && contact !== null;
+    if (reveal) await this.recordReveal(session, orderId, contact);
+    const waitingLetters = timeline.entries.filter(
+      (entry) => entry.kind === 'dead_letter' && entry.tone === 'bad',
+    ).length;
+    const inDoubtCalls = timeline.entries.filter(
+      (entry) => entry.kind === 'payflow_call' && entry.outcome.startsWith('in_doubt'),
+    ).length;
+    const title = `Order ${timeline.order.orderNumber ?? orderId}`;
+    return this.views.page<OrderModel>(
+      'order/order',
+      { title, section: 'search', session },
+      {
+        timeline,
+        kindLabels: KIND_LABELS,
+        ticket: timelineText(timeline),
+        contact: contact === null ? null : revealed ? contact : masked(contact),
+        contactRevealed: revealed,
+        waitingLetters,
+        inDoubtCalls,
+      },
+    );
+  }
+
+  private async recordReveal(
+    session: ConsoleSession,
+    orderId: string,
+    contact: CustomerContact | null,
+  ): Promise<void> {
+    await this.audit.record(
+      session,
+      'reveal_contact',
+      orderId,
+      contact === null ? 'refused' : 'done',
+      contact === null
+        ? { why: 'no contact data kept for this order' }
+        : { what: 'customer e-mail and phone', fromEventId: contact.fromEventId },
+    );
+  }
+}
