@@ -9,6 +9,7 @@ import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
+import { OrderRepository } from '../orders/order.repository.js';
 import type { ReplayFilter } from './replay/replay-filter.js';
 
 const letterRow = z.object({
@@ -67,11 +68,79 @@ const replayableRow = summaryRow.extend({
 /** A dead letter with what is needed to publish it again. */
 export type ReplayableDeadLetter = z.infer<typeof replayableRow>;
 
+const listedRow = summaryRow.extend({
+  organizationId: z.string().nullable(),
+  topic: z.string(),
+  partition: z.number(),
+  offset: z.string(),
+  replayedAt: timestampField.nullable(),
+  /** Where the next page starts: `failed_at` (UTC, to the microsecond) and id. */
+  cursor: z.string(),
+});
+
+/** A dead letter as the console lists it (no key, value or headers). */
+export type ListedDeadLetter = z.infer<typeof listedRow>;
+
+const storedRow = listedRow.extend({
+  key: z.instanceof(Buffer).nullable(),
+  value: z.instanceof(Buffer).nullable(),
+  headers: z.record(z.string(), z.unknown()),
+});
+
+/** A dead letter with the message as it was received (key, value, headers). */
+export type StoredDeadLetter = z.infer<typeof storedRow>;
+
+const hourRow = z.object({ hour: timestampField, count: z.number().int() });
+
+/** What the console's dead-letter list selects; every field narrows it. */
+export interface DeadLetterFilter {
+  readonly reason?: string;
+  readonly organizationId?: string;
+  /** Failed at or after. */
+  readonly from?: Date;
+  /** Failed before. */
+  readonly to?: Date;
+  /** `waiting`: not replayed yet (the default); `replayed`; `all`. */
+  readonly state?: 'waiting' | 'replayed' | 'all';
+}
+
+/** A page position: the cursor of the last row of the page before. */
+export interface DeadLetterCursor {
+  readonly failedAt: string;
+  readonly id: string;
+}
+
 const SUMMARY_COLUMNS = `id::text AS id, order_id AS "orderId", event_id AS "eventId",
   event_type AS "eventType", reason, error, attempts, failed_at AS "failedAt"`;
 
+/** The console's filter as SQL over `d`, with its parameters from $1 (6 of them). */
+function filterSql(organizationOf: (orderId: string) => string): string {
+  return `($1::text IS NULL OR d.reason = $1::text)
+      AND ($2::text IS NULL OR ${organizationOf('d.order_id')} = $2::text)
+      AND ($3::timestamptz IS NULL OR d.failed_at >= $3::timestamptz)
+      AND ($4::timestamptz IS NULL OR d.failed_at < $4::timestamptz)
+      AND ($5::text = 'all' OR ($5::text = 'waiting') = (d.replayed_at IS NULL))`;
+}
+
+function filterParams(filter: DeadLetterFilter): unknown[] {
+  return [
+    filter.reason ?? null,
+    filter.organizationId ?? null,
+    filter.from ?? null,
+    filter.to ?? null,
+    filter.state ?? 'waiting',
+  ];
+}
+
+const LISTED_COLUMNS = `d.id::text AS id, d.order_id AS "orderId", d.event_id AS "eventId",
+  d.event_type AS "eventType", d.reason, d.error, d.attempts, d.failed_at AS "failedAt",
+  d.topic, d.partition, d."offset"::text AS "offset", d.replayed_at AS "replayedAt",
+  to_char(d.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|' || d.id AS cursor`;
+
 @Injectable()
 export class DeadLetterRepository {
+  private readonly orders = new OrderRepository();
+
   /**
    * Inserts the dead letter; false when one with the same (topic, partition, offset) is
    * stored already (nothing is written then).
@@ -201,6 +270,72 @@ export class DeadLetterRepository {
     await tx.execute(
       'UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[]) AND replayed_at IS NULL',
       [ids],
+    );
+  }
+
+  /**
+   * One page of the console's list, newest first, after `cursor` (dead_letters_failed_at_idx
+   * read backwards; the organization is the order's, by its primary key).
+   */
+  page(
+    sql: Sql,
+    filter: DeadLetterFilter,
+    cursor: DeadLetterCursor | null,
+    limit: number,
+  ): Promise<ListedDeadLetter[]> {
+    const organizationOf = (orderId: string): string => this.orders.organizationOf(orderId);
+    return queryRows(
+      sql,
+      listedRow,
+      `SELECT ${LISTED_COLUMNS}, ${organizationOf('d.order_id')} AS "organizationId"
+         FROM dead_letters d
+        WHERE ${filterSql(organizationOf)}
+          AND ($6::timestamptz IS NULL OR (d.failed_at, d.id) < ($6::timestamptz, $7::bigint))
+        ORDER BY d.failed_at DESC, d.id DESC
+        LIMIT $8`,
+      [...filterParams(filter), cursor?.failedAt ?? null, cursor?.id ?? null, limit],
+    );
+  }
+
+  /**
+   * The orders (up to `limit`, oldest failure first) with a dead letter the filter selects
+   * that still waits: what a replay of the filtered set replays, order by order.
+   */
+  async waitingOrders(sql: Sql, filter: DeadLetterFilter, limit: number): Promise<string[]> {
+    const organizationOf = (orderId: string): string => this.orders.organizationOf(orderId);
+    const rows = await queryRows(
+      sql,
+      z.object({ orderId: z.string() }),
+      `SELECT d.order_id AS "orderId" FROM dead_letters d
+        WHERE ${filterSql(organizationOf)} AND d.order_id IS NOT NULL
+        GROUP BY d.order_id ORDER BY min(d.id) LIMIT $6`,
+      [...filterParams({ ...filter, state: 'waiting' }), limit],
+    );
+    return rows.map((row) => row.orderId);
+  }
+
+  /** One dead letter with its message as received, or null. */
+  async stored(sql: Sql, id: string): Promise<StoredDeadLetter | null> {
+    if (!/^\d{1,19}$/.test(id)) return null;
+    const [row] = await queryRows(
+      sql,
+      storedRow,
+      `SELECT ${LISTED_COLUMNS}, ${this.orders.organizationOf('d.order_id')} AS "organizationId",
+              d.key, d.value, d.headers
+         FROM dead_letters d WHERE d.id = $1::bigint`,
+      [id],
+    );
+    return row ?? null;
+  }
+
+  /** Dead letters per hour since `since` (hours without any are left out). */
+  countsByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
+    return queryRows(
+      sql,
+      hourRow,
+      `SELECT date_trunc('hour', failed_at) AS hour, count(*)::int AS count
+         FROM dead_letters WHERE failed_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
+      [since],
     );
   }
 }

@@ -56,6 +56,14 @@ export class OrderRepository {
   }
 
   /**
+   * A scalar subquery: the organization of the order whose id is the SQL expression
+   * `orderId` (null when it has no row or no organization yet). Primary-key lookup.
+   */
+  organizationOf(orderId: string): string {
+    return `(SELECT organization_id FROM orders WHERE order_id = ${orderId})`;
+  }
+
+  /**
    * CTE `new_orders`: the orders of the payments `new_payments` creates (its columns
    * order_id, organization_id, order_number, customer_number, currency, n), created or
    * brought up to date, and touched only when something changed.

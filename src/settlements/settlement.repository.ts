@@ -5,7 +5,10 @@
  * and its night's status commit together or not at all.
  */
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import type { Sql } from '../database/database.js';
+import { queryRows } from '../database/parsed-rows.js';
+import { timestampField } from '../database/row-schemas.js';
 import type { BadRow, SettlementFileVersion } from './settlement-events.js';
 
 /** (organization, date, format): one night's file. */
@@ -34,6 +37,26 @@ export interface NightRow {
   readonly lastAttemptAt: Date | null;
   readonly lastError: string | null;
 }
+
+const nightFileRow = z.object({
+  organizationId: z.string(),
+  date: z.string(),
+  format: z.string(),
+  status: z.enum(['missing', 'pulled', 'forgotten']),
+  fileId: z.string().nullable(),
+  attempts: z.number().int(),
+  lastAttemptAt: timestampField.nullable(),
+  lastError: z.string().nullable(),
+  trackedBy: z.string(),
+  pulledAt: timestampField.nullable(),
+  /** The stored file's version: 2 or more when Payflow's file changed after a first pull. */
+  version: z.number().int().nullable(),
+  rowCount: z.number().int().nullable(),
+  badRowCount: z.number().int().nullable(),
+});
+
+/** A tracked night with the file it holds (the console's settlement page). */
+export type NightWithFile = z.infer<typeof nightFileRow>;
 
 /** pg_advisory_xact_lock namespace of one night's pull (the key is a hash of the night). */
 export const NIGHT_LOCK_NAMESPACE = 0x73746c02;
@@ -268,6 +291,58 @@ export class SettlementRepository {
          SET attempts = settlement_nights.attempts + 1, last_attempt_at = now(),
              last_error = EXCLUDED.last_error`,
       [night.organizationId, night.date, night.format, error, trackedBy],
+    );
+  }
+
+  /**
+   * The tracked nights from `from` to `to` (all organizations when `organizationId` is
+   * null) with the version and size of the file each holds, by organization then night.
+   */
+  nightsWithFiles(
+    sql: Sql,
+    range: { from: string; to: string; organizationId: string | null },
+  ): Promise<NightWithFile[]> {
+    return queryRows(
+      sql,
+      nightFileRow,
+      `SELECT n.organization_id AS "organizationId",
+              to_char(n.settlement_date, 'YYYY-MM-DD') AS date, n.format, n.status,
+              n.file_id::text AS "fileId", n.attempts, n.last_attempt_at AS "lastAttemptAt",
+              n.last_error AS "lastError", n.tracked_by AS "trackedBy", n.pulled_at AS "pulledAt",
+              f.version, f.row_count AS "rowCount", f.bad_row_count AS "badRowCount"
+         FROM settlement_nights n LEFT JOIN settlement_files f ON f.id = n.file_id
+        WHERE n.settlement_date BETWEEN $1::date AND $2::date
+          AND ($3::text IS NULL OR n.organization_id = $3)
+        ORDER BY n.organization_id, n.settlement_date DESC, n.format`,
+      [range.from, range.to, range.organizationId],
+    );
+  }
+
+  /** The night pulled most recently (any organization), or null. */
+  async lastPulled(sql: Sql): Promise<NightWithFile | null> {
+    const [row] = await queryRows(
+      sql,
+      nightFileRow,
+      `SELECT n.organization_id AS "organizationId",
+              to_char(n.settlement_date, 'YYYY-MM-DD') AS date, n.format, n.status,
+              n.file_id::text AS "fileId", n.attempts, n.last_attempt_at AS "lastAttemptAt",
+              n.last_error AS "lastError", n.tracked_by AS "trackedBy", n.pulled_at AS "pulledAt",
+              f.version, f.row_count AS "rowCount", f.bad_row_count AS "badRowCount"
+         FROM settlement_nights n LEFT JOIN settlement_files f ON f.id = n.file_id
+        WHERE n.pulled_at IS NOT NULL ORDER BY n.pulled_at DESC LIMIT 1`,
+      [],
+    );
+    return row ?? null;
+  }
+
+  /** Files stored per hour since `since` (hours without any are left out). */
+  filesByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
+    return queryRows(
+      sql,
+      z.object({ hour: timestampField, count: z.number().int() }),
+      `SELECT date_trunc('hour', pulled_at) AS hour, count(*)::int AS count
+         FROM settlement_files WHERE pulled_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
+      [since],
     );
   }
 }

@@ -1,0 +1,297 @@
+/**
+ * The console's dead letters: a list filtered by reason, organization and time, newest
+ * first, a page at a time; and one letter's message as it was received (headers, key,
+ * body, the body as indented JSON where it is JSON). A read model: the SQL is
+ * DeadLetterRepository's (dead_letters_failed_at_idx), the organization is the order's.
+ *
+ * Personal data: a body names the customer. Their e-mail and phone are masked unless the
+ * caller asks for them (the console records that asking); other free text is shown as the
+ * operator needs it, with secrets in URLs and bearer headers masked.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
+import { Database } from '../../database/database.js';
+import {
+  DeadLetterRepository,
+  type DeadLetterCursor,
+  type DeadLetterFilter,
+  type ListedDeadLetter,
+} from '../../dead-letters/dead-letter.repository.js';
+import { maskEmail, maskPhone } from '../order-timeline/customer-contact.query.js';
+import { sanitizeText } from '../order-show/order-show.view.js';
+
+export type { DeadLetterFilter } from '../../dead-letters/dead-letter.repository.js';
+
+export interface DeadLetterListItem {
+  readonly id: string;
+  readonly orderId: string | null;
+  readonly organizationId: string | null;
+  readonly eventId: string | null;
+  readonly eventType: string | null;
+  readonly reason: string;
+  /** One line, secrets masked. */
+  readonly error: string;
+  readonly attempts: number;
+  /** topic/partition@offset of the original message. */
+  readonly origin: string;
+  readonly failedAt: string;
+  readonly replayedAt: string | null;
+}
+
+export interface DeadLetterPage {
+  readonly letters: readonly DeadLetterListItem[];
+  /** The cursor of the next page, or null on the last one. */
+  readonly next: string | null;
+}
+
+export interface MessageBody {
+  /** Bytes of the stored value (0 when it had none). */
+  readonly bytes: number;
+  /** The body as text (UTF-8), contact data masked unless revealed; null when binary or absent. */
+  readonly text: string | null;
+  /** The body indented, when it is JSON; null otherwise. */
+  readonly json: string | null;
+  /** Base64 of the first 4 KiB, when the body is not UTF-8 text. */
+  readonly base64: string | null;
+}
+
+export interface DeadLetterMessage extends DeadLetterListItem {
+  /** The message's key as text (the order id), or null. */
+  readonly key: string | null;
+  /** Every header, in name order; `x-dlq-*` are the dead-letter topic's own. */
+  readonly headers: readonly { readonly name: string; readonly value: string }[];
+  readonly body: MessageBody;
+  /** Whether the body names a customer e-mail or phone (masked unless revealed). */
+  readonly hasContact: boolean;
+  readonly contactRevealed: boolean;
+}
+
+/** What a filter form asked for, parsed; `problems` names the fields it could not read. */
+export interface ParsedDeadLetterFilter {
+  readonly filter: DeadLetterFilter;
+  readonly problems: readonly string[];
+}
+
+/** Letters on one page. */
+export const DEAD_LETTER_PAGE_SIZE = 50;
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/** A date (midnight UTC) or date-time (UTC unless it names an offset) of a form field. */
+export function parseFormTime(value: string): Date | null {
+  const text = value.trim();
+  let parsed: Date | null = null;
+  if (ISO_DATE.test(text)) parsed = new Date(`${text}T00:00:00Z`);
+  else if (ISO_DATE_TIME.test(text)) {
+    const normalized = text.replace(' ', 'T');
+    parsed = new Date(/(Z|[+-]\d{2}:?\d{2})$/.test(normalized) ? normalized : `${normalized}Z`);
+  }
+  return parsed === null || Number.isNaN(parsed.getTime()) ? null : parsed;
+}
+
+/** The list's filter from form or query fields (`reason`, `org`, `from`, `to`, `state`). */
+export function parseDeadLetterFilter(field: (name: string) => string): ParsedDeadLetterFilter {
+  const problems: string[] = [];
+  const filter: {
+    reason?: DeadLetterReason;
+    organizationId?: string;
+    from?: Date;
+    to?: Date;
+    state?: 'waiting' | 'replayed' | 'all';
+  } = {};
+  const reason = field('reason').trim();
+  if (reason !== '') {
+    const known = DEAD_LETTER_REASONS.find((candidate) => candidate === reason);
+    if (known === undefined) problems.push('reason');
+    else filter.reason = known;
+  }
+  const organization = field('org').trim();
+  if (organization !== '') {
+    if (organization.length > 200 || /\s/.test(organization)) problems.push('org');
+    else filter.organizationId = organization;
+  }
+  for (const name of ['from', 'to'] as const) {
+    const text = field(name).trim();
+    if (text === '') continue;
+    const time = parseFormTime(text);
+    if (time === null) problems.push(name);
+    else filter[name] = time;
+  }
+  const state = field('state').trim();
+  if (state === 'replayed' || state === 'all' || state === 'waiting') filter.state = state;
+  else if (state !== '') problems.push('state');
+  return { filter, problems };
+}
+
+function encodeCursor(cursor: string): string {
+  return Buffer.from(cursor, 'utf8').toString('base64url');
+}
+
+/** A cursor this query gave out, or null for anything else (a first page then). */
+export function decodeCursor(text: string): DeadLetterCursor | null {
+  if (text === '' || text.length > 100) return null;
+  const [failedAt, id, extra] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  if (extra !== undefined || failedAt === undefined || id === undefined) return null;
+  if (!/^\d{1,19}$/.test(id) || Number.isNaN(Date.parse(failedAt))) return null;
+  return { failedAt, id };
+}
+
+function item(row: ListedDeadLetter): DeadLetterListItem {
+  return {
+    id: row.id,
+    orderId: row.orderId,
+    organizationId: row.organizationId,
+    eventId: row.eventId,
+    eventType: row.eventType,
+    reason: row.reason,
+    error: sanitizeText(row.error),
+    attempts: row.attempts,
+    origin: `${row.topic}/${row.partition}@${row.offset}`,
+    failedAt: row.failedAt.toISOString(),
+    replayedAt: row.replayedAt?.toISOString() ?? null,
+  };
+}
+
+const EMAIL_KEY = /e-?mail/i;
+const PHONE_KEY = /phone|mobile/i;
+const EMAIL_TEXT = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
+const PHONE_TEXT = /\+\d[\d\s().-]{6,}\d/g;
+
+/** The JSON with every e-mail and phone field masked; `found` tells whether it had any. */
+function maskContact(value: unknown, found: { any: boolean }, key = ''): unknown {
+  if (typeof value === 'string') {
+    if (EMAIL_KEY.test(key)) {
+      found.any = true;
+      return maskEmail(value);
+    }
+    if (PHONE_KEY.test(key)) {
+      found.any = true;
+      return maskPhone(value);
+    }
+    return value;
+  }
+  if (Array.isArray(value)) return value.map((entry) => maskContact(entry, found, key));
+  if (typeof value === 'object' && value !== null) {
+    if (PHONE_KEY.test(key)) {
+      // { countryCode, number }: the number masked, the country code kept.
+      found.any = true;
+      return Object.fromEntries(
+        Object.entries(value).map(([name, entry]) => [
+          name,
+          name === 'number' && typeof entry === 'string' ? maskPhone(entry) : entry,
+        ]),
+      );
+    }
+    return Object.fromEntries(
+      Object.entries(value).map(([name, entry]) => [name, maskContact(entry, found, name)]),
+    );
+  }
+  return value;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function bodyOf(value: Buffer | null, reveal: boolean): { body: MessageBody; contact: boolean } {
+  if (value === null)
+    return { body: { bytes: 0, text: null, json: null, base64: null }, contact: false };
+  let text: string;
+  try {
+    text = utf8.decode(value);
+  } catch {
+    const base64 = value.subarray(0, 4096).toString('base64');
+    return { body: { bytes: value.length, text: null, json: null, base64 }, contact: false };
+  }
+  let parsed: unknown;
+  let isJson = false;
+  try {
+    parsed = JSON.parse(text);
+    isJson = true;
+  } catch {
+    // Not JSON: shown as text.
+  }
+  if (isJson) {
+    const found = { any: false };
+    const masked = maskContact(parsed, found);
+    const shown = reveal ? parsed : masked;
+    return {
+      body: {
+        bytes: value.length,
+        text: reveal ? text : JSON.stringify(masked),
+        json: JSON.stringify(shown, null, 2),
+        base64: null,
+      },
+      contact: found.any,
+    };
+  }
+  const contact = EMAIL_TEXT.test(text) || PHONE_TEXT.test(text);
+  EMAIL_TEXT.lastIndex = 0;
+  PHONE_TEXT.lastIndex = 0;
+  const shown = reveal
+    ? text
+    : text
+        .replace(EMAIL_TEXT, (email) => maskEmail(email))
+        .replace(PHONE_TEXT, (phone) => maskPhone(phone));
+  return { body: { bytes: value.length, text: shown, json: null, base64: null }, contact };
+}
+
+function headerText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+@Injectable()
+export class DeadLetterListQuery {
+  private readonly letters = new DeadLetterRepository();
+
+  constructor(@Inject(Database) private readonly database: Pick<Database, 'sql'>) {}
+
+  /** One page of the letters the filter selects, newest first; `cursor` from the last page. */
+  async list(
+    filter: DeadLetterFilter,
+    cursor: string,
+    pageSize = DEAD_LETTER_PAGE_SIZE,
+  ): Promise<DeadLetterPage> {
+    const size = Math.min(200, Math.max(1, Math.trunc(pageSize)));
+    const rows = await this.letters.page(this.database.sql, filter, decodeCursor(cursor), size + 1);
+    const shown = rows.slice(0, size);
+    const last = shown.at(-1);
+    return {
+      letters: shown.map(item),
+      next: rows.length > size && last !== undefined ? encodeCursor(last.cursor) : null,
+    };
+  }
+
+  /** The letter with its message as received; contact data masked unless `revealContact`. */
+  async message(id: string, revealContact = false): Promise<DeadLetterMessage | null> {
+    const row = await this.letters.stored(this.database.sql, id);
+    if (row === null) return null;
+    const { body, contact } = bodyOf(row.value, revealContact);
+    let key: string | null = null;
+    if (row.key !== null) {
+      try {
+        key = utf8.decode(row.key);
+      } catch {
+        key = `0x${row.key.toString('hex').slice(0, 200)}`;
+      }
+    }
+    const headers = Object.entries(row.headers)
+      .map(([name, value]) => ({ name, value: sanitizeText(headerText(value)) }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    return {
+      ...item(row),
+      key,
+      headers,
+      body,
+      hasContact: contact,
+      contactRevealed: revealContact && contact,
+    };
+  }
+
+  /**
+   * The orders a replay of this filter replays (their letters still wait), oldest failure
+   * first, at most `limit`.
+   */
+  waitingOrders(filter: DeadLetterFilter, limit: number): Promise<string[]> {
+    return this.letters.waitingOrders(this.database.sql, filter, limit);
+  }
+}
