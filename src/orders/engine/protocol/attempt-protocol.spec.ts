@@ -38,6 +38,19 @@ function at(state: AttemptState, overrides: Partial<AttemptView> = {}): AttemptV
 const mine = (state: AttemptState): AttemptView => at(state, { owner: ME });
 const expired = (state: AttemptState): AttemptView => at(state, { leaseExpired: true });
 
+/** The guard row's attempt, by default another worker's started one within its lease. */
+function recorded(overrides: Partial<RecordedAttempt>): RecordedAttempt {
+  return {
+    id: '5',
+    state: 'started',
+    owner: OTHER,
+    leaseExpired: false,
+    sent: false,
+    paymentId: null,
+    ...overrides,
+  };
+}
+
 /** Asserts `name` leads from each allowed view to `to`, and refuses each refused view. */
 function check(
   name: TransitionName,
@@ -214,16 +227,6 @@ describe('the transitions', () => {
 });
 
 describe('viewOf', () => {
-  const recorded = (overrides: Partial<RecordedAttempt>): RecordedAttempt => ({
-    id: '1',
-    state: 'started',
-    owner: OTHER,
-    leaseExpired: false,
-    sent: false,
-    paymentId: null,
-    ...overrides,
-  });
-
   it('reads a started attempt with sent_at as sent', () => {
     expect(viewOf(recorded({ sent: true }))?.state).toBe('sent');
     expect(viewOf(recorded({}))?.state).toBe('started');
@@ -244,15 +247,6 @@ describe('the guard decision takes only transitions the table allows', () => {
     blocked: false,
     blockedReason: null,
     attempt,
-  });
-  const recorded = (overrides: Partial<RecordedAttempt>): RecordedAttempt => ({
-    id: '5',
-    state: 'started',
-    owner: OTHER,
-    leaseExpired: false,
-    sent: false,
-    paymentId: null,
-    ...overrides,
   });
 
   it.each([
