@@ -2,9 +2,11 @@ import { describe, expect, it } from '@jest/globals';
 import {
   PaymentAggregate,
   STATE_PREDECESSORS,
+  checkInstallmentPlan,
+  checkNewPaymentTotals,
   checkRefundAmounts,
   statusMayFollow,
-  sumMinor,
+  sumExact,
   type PaymentChange,
   type PaymentInstallment,
   type PaymentSnapshot,
@@ -135,7 +137,63 @@ describe('PaymentAggregate: the total equals the sum of the live installments', 
     expect(aggregate.installmentsGrossMinor).toBe(big + 3n);
     expect(aggregate.totalViolations()).toEqual([]);
     expect(aggregate.removeInstallment('1', 'CANCELLED').totalDeltaMinor).toBe(-big);
-    expect(sumMinor([big, big, -1n])).toBe(2n * big - 1n);
+    expect(sumExact([big, big, -1n])).toBe(2n * big - 1n);
+  });
+});
+
+describe('a new payment', () => {
+  it('needs a gross total above 0 and a net total not below 0', () => {
+    expect(() => checkNewPaymentTotals({ grossMinor: 1, netMinor: 0 }, 'NOK')).not.toThrow();
+    expect(
+      refusal(() => checkNewPaymentTotals({ grossMinor: 0, netMinor: 0 }, 'NOK')),
+    ).toMatchObject({
+      code: 'ORDER.NON_POSITIVE_TOTAL',
+      deadLetterReason: 'mapping_failed',
+      message: "the lines' gross total is 0.00 NOK; it must be greater than 0",
+    });
+    expect(
+      refusal(() => checkNewPaymentTotals({ grossMinor: 100, netMinor: -1 }, 'NOK')),
+    ).toMatchObject({
+      code: 'ORDER.NEGATIVE_NET_TOTAL',
+      message: "the lines' net total is -0.01 NOK; it must not be negative",
+    });
+  });
+
+  const plan = (...amounts: number[]) =>
+    amounts.map((grossMinor, index) => ({
+      ref: String(index + 1),
+      position: index + 1,
+      grossMinor,
+    }));
+
+  it('accepts a plan that sums exactly to the gross total', () => {
+    expect(() => checkInstallmentPlan(plan(3334, 3333, 3333), 10000, 'NOK')).not.toThrow();
+    const big = Number.MAX_SAFE_INTEGER;
+    // The sum is exact past 2^53 (bigint), so one minor unit too many is seen.
+    expect(() => checkInstallmentPlan(plan(big, 1), big + 1, 'NOK')).not.toThrow();
+    expect(refusal(() => checkInstallmentPlan(plan(big, 2), big + 1, 'NOK'))).toMatchObject({
+      code: 'ORDER.INSTALLMENTS_MISMATCH',
+      message: `the installments sum to 90071992547409.93 NOK, not the gross total 90071992547409.92 NOK`,
+    });
+  });
+
+  it('refuses a plan whose sum is not the total, before its references and amounts', () => {
+    expect(refusal(() => checkInstallmentPlan(plan(5000, 4999), 10000, 'NOK'))).toMatchObject({
+      code: 'ORDER.INSTALLMENTS_MISMATCH',
+      message: 'the installments sum to 99.99 NOK, not the gross total 100.00 NOK',
+    });
+    const twice = [
+      { ref: 'a', position: 1, grossMinor: 0 },
+      { ref: 'a', position: 2, grossMinor: 100 },
+    ];
+    expect(refusal(() => checkInstallmentPlan(twice, 100, 'NOK'))).toMatchObject({
+      code: 'ORDER.DUPLICATE_INSTALLMENT_REF',
+      message: 'installment reference "a" is used twice',
+    });
+    expect(refusal(() => checkInstallmentPlan(plan(100, 0), 100, 'NOK'))).toMatchObject({
+      code: 'ORDER.INSTALLMENT_NOT_POSITIVE',
+      message: 'installment 2 would be 0.00 NOK; every installment must be greater than 0',
+    });
   });
 });
 

@@ -7,6 +7,9 @@
  * owning their SQL and apply its changes (payment-aggregate.store.ts).
  *
  * Rules:
+ * - A new payment: a gross total above 0, a net total not below 0 (checkNewPaymentTotals);
+ *   its installment plan, if any, sums exactly to the gross total, every reference once,
+ *   every installment above 0 (checkInstallmentPlan).
  * - Total: a payment with installments has a total equal to the sum of its live (not
  *   removed) installments. Every installment change moves the total by exactly what it moves
  *   that sum (money in bigint minor units); a stored total that already differs is reported
@@ -24,6 +27,7 @@
  *   STATE_PREDECESSORS, which the repository's guarded updates are written from.
  */
 import { MappingFailedError } from '../common/dead-letter.errors.js';
+import { currencyExponent } from '../common/money.js';
 import {
   normalizePaymentStatus,
   type NormalizedStatus,
@@ -150,8 +154,80 @@ export function checkRefundAmounts(grossMinor: number | bigint, netMinor: number
   }
 }
 
+/** An installment of a new payment's plan. */
+export interface PlannedInstallmentAmount {
+  readonly ref: string;
+  /** 1-based. */
+  readonly position: number;
+  readonly grossMinor: number;
+}
+
+/** Minor units as decimal text with the currency ("-0.01 NOK"), exact for any bigint. */
+function money(minor: number | bigint, currency: string): string {
+  const value = BigInt(minor);
+  const exponent = currencyExponent(currency);
+  const digits = (value < 0n ? -value : value).toString().padStart(exponent + 1, '0');
+  const whole = digits.slice(0, digits.length - exponent);
+  const fraction = exponent > 0 ? `.${digits.slice(digits.length - exponent)}` : '';
+  return `${value < 0n ? '-' : ''}${whole}${fraction} ${currency}`;
+}
+
+/** A new payment's totals: gross above 0, net not below 0 (else mapping_failed). */
+export function checkNewPaymentTotals(
+  totals: { readonly grossMinor: number; readonly netMinor: number },
+  currency: string,
+): void {
+  if (totals.grossMinor <= 0) {
+    throw new MappingFailedError(
+      'ORDER.NON_POSITIVE_TOTAL',
+      `the lines' gross total is ${money(totals.grossMinor, currency)}; it must be greater than 0`,
+    );
+  }
+  if (totals.netMinor < 0) {
+    throw new MappingFailedError(
+      'ORDER.NEGATIVE_NET_TOTAL',
+      `the lines' net total is ${money(totals.netMinor, currency)}; it must not be negative`,
+    );
+  }
+}
+
+/**
+ * A new payment's installment plan against its gross total (else mapping_failed, in this
+ * order): the sum is the total exactly, each reference once, each installment above 0.
+ */
+export function checkInstallmentPlan(
+  plan: readonly PlannedInstallmentAmount[],
+  grossMinor: number,
+  currency: string,
+): void {
+  const sum = sumExact(plan.map((entry) => BigInt(entry.grossMinor)));
+  if (sum !== BigInt(grossMinor)) {
+    throw new MappingFailedError(
+      'ORDER.INSTALLMENTS_MISMATCH',
+      `the installments sum to ${money(sum, currency)}, not the gross total ${money(grossMinor, currency)}`,
+    );
+  }
+  const refs = new Set<string>();
+  for (const entry of plan) {
+    if (refs.has(entry.ref)) {
+      throw new MappingFailedError(
+        'ORDER.DUPLICATE_INSTALLMENT_REF',
+        `installment reference "${entry.ref}" is used twice`,
+      );
+    }
+    refs.add(entry.ref);
+  }
+  const empty = plan.find((entry) => entry.grossMinor <= 0);
+  if (empty !== undefined) {
+    throw new MappingFailedError(
+      'ORDER.INSTALLMENT_NOT_POSITIVE',
+      `installment ${empty.position} would be ${money(empty.grossMinor, currency)}; every installment must be greater than 0`,
+    );
+  }
+}
+
 /** Exact sum of minor units. */
-export function sumMinor(values: Iterable<bigint>): bigint {
+export function sumExact(values: Iterable<bigint>): bigint {
   let sum = 0n;
   for (const value of values) sum += value;
   return sum;
@@ -178,7 +254,7 @@ export class PaymentAggregate {
 
   /** Sum of the live installments. */
   get installmentsGrossMinor(): bigint {
-    return sumMinor(this.live().map((installment) => installment.grossMinor));
+    return sumExact(this.live().map((installment) => installment.grossMinor));
   }
 
   /** The total's invariant, as it stands in the snapshot (empty: it holds). */

@@ -1,16 +1,17 @@
 /**
  * order.payment_requested → POST /api/payments (CONTRACT §2 mapping rules). Pure: the
- * webhook credentials and the payment-method check are added by the handler.
+ * webhook credentials and the payment-method check are added by the handler. What a payment
+ * may be created with (its totals, its installment plan) is the payment aggregate's rule
+ * (checkNewPaymentTotals, checkInstallmentPlan).
  */
-import { formatMinorUnits } from '../../common/money.js';
 import { compact } from '../../payflow/payflow.mapping.js';
 import type { CreatePaymentInput, PaymentItemInput } from '../../payflow/payflow.types.js';
+import { checkInstallmentPlan, checkNewPaymentTotals } from '../../payments/payment.aggregate.js';
 import {
   addMonthsClamped,
   amountToMinor,
   lineTotals,
   mapLines,
-  mappingFailed,
   toPaymentItem,
 } from '../shared/order-amounts.js';
 import type { OrderEvent, PaymentRequestedData } from '../../events/order-event.schema.js';
@@ -46,18 +47,7 @@ export function mapPaymentRequested(
   const currency = data.currency;
   const lines = mapLines(data.lines, currency);
   const totals = lineTotals(lines);
-  if (totals.grossMinor <= 0) {
-    throw mappingFailed(
-      'ORDER.NON_POSITIVE_TOTAL',
-      `the lines' gross total is ${formatMinorUnits(totals.grossMinor, currency)} ${currency}; it must be greater than 0`,
-    );
-  }
-  if (totals.netMinor < 0) {
-    throw mappingFailed(
-      'ORDER.NEGATIVE_NET_TOTAL',
-      `the lines' net total is ${formatMinorUnits(totals.netMinor, currency)} ${currency}; it must not be negative`,
-    );
-  }
+  checkNewPaymentTotals(totals, currency);
   const installments = planInstallments(data, currency, totals.grossMinor);
 
   const input: Omit<CreatePaymentInput, 'callback'> = compact({
@@ -159,24 +149,6 @@ function planInstallments(
         items: lines?.map(toPaymentItem),
       });
     });
-    let sum = 0n;
-    for (const entry of planned) sum += BigInt(entry.grossMinor);
-    if (sum !== BigInt(grossMinor)) {
-      throw mappingFailed(
-        'ORDER.INSTALLMENTS_MISMATCH',
-        `the installments sum to ${formatMinorUnits(Number(sum), currency)} ${currency}, not the gross total ${formatMinorUnits(grossMinor, currency)} ${currency}`,
-      );
-    }
-    const refs = new Set<string>();
-    for (const entry of planned) {
-      if (refs.has(entry.ref)) {
-        throw mappingFailed(
-          'ORDER.DUPLICATE_INSTALLMENT_REF',
-          `installment reference "${entry.ref}" is used twice`,
-        );
-      }
-      refs.add(entry.ref);
-    }
   } else {
     const { count, firstDate, intervalMonths } = plan;
     const base = Math.floor(grossMinor / count);
@@ -188,12 +160,6 @@ function planInstallments(
       grossMinor: index === 0 ? base + remainder : base,
     }));
   }
-  const empty = planned.find((entry) => entry.grossMinor <= 0);
-  if (empty !== undefined) {
-    throw mappingFailed(
-      'ORDER.INSTALLMENT_NOT_POSITIVE',
-      `installment ${empty.position} would be ${formatMinorUnits(empty.grossMinor, currency)} ${currency}; every installment must be greater than 0`,
-    );
-  }
+  checkInstallmentPlan(planned, grossMinor, currency);
   return planned;
 }
