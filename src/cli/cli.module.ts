@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
 import type { CliConfig } from './cli.config.js';
+import { CliFeatures } from './cli.features.js';
 import {
   CLI_CONFIG,
   CLI_PRODUCER_FACTORY,
@@ -33,7 +34,10 @@ export interface CliModuleOptions {
   readonly createProducer: CliProducerFactory;
 }
 
-/** The operator commands (CONTRACT §6). Nothing connects before a command needs it. */
+/**
+ * The operator commands (CONTRACT §6). Nothing connects before a command needs it: a
+ * command's services come from the feature modules, composed when it runs (CliFeatures).
+ */
 @Module({})
 export class CliModule {
   static forRoot(options: CliModuleOptions): DynamicModule {
@@ -45,6 +49,7 @@ export class CliModule {
         { provide: CLI_RUNTIME, useValue: options.runtime },
         { provide: CLI_PRODUCER_FACTORY, useValue: options.createProducer },
         CliResources,
+        CliFeatures,
         CliContext,
         DlqCommand,
         DlqReplayCommand,

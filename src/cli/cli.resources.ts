@@ -35,7 +35,8 @@ export class CliConnectionError extends Error {
 
 @Injectable()
 export class CliResources implements OnApplicationShutdown {
-  private dataSource: DataSource | null = null;
+  private opened: DataSource | null = null;
+  private connecting: Promise<DataSource> | null = null;
   private db: Promise<Database> | null = null;
   private messageProducer: MessageProducer | null = null;
   private connected: Promise<MessageProducer> | null = null;
@@ -46,8 +47,9 @@ export class CliResources implements OnApplicationShutdown {
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
-  database(): Promise<Database> {
-    this.db ??= (async () => {
+  /** The ORM's data source, connected on first use; one pool for the whole command. */
+  dataSource(): Promise<DataSource> {
+    this.connecting ??= (async () => {
       let dataSource: DataSource;
       try {
         dataSource = await openDataSource({
@@ -62,9 +64,14 @@ export class CliResources implements OnApplicationShutdown {
         if (error instanceof AppError) throw error;
         throw new CliConnectionError('the database', error);
       }
-      this.dataSource = dataSource;
-      return new Database(dataSource);
+      this.opened = dataSource;
+      return dataSource;
     })();
+    return this.connecting;
+  }
+
+  database(): Promise<Database> {
+    this.db ??= this.dataSource().then((dataSource) => new Database(dataSource));
     return this.db;
   }
 
@@ -95,9 +102,9 @@ export class CliResources implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     const producer = this.messageProducer;
-    const dataSource = this.dataSource;
+    const dataSource = this.opened;
     this.messageProducer = null;
-    this.dataSource = null;
+    this.opened = null;
     await Promise.allSettled([
       producer?.disconnect(),
       dataSource?.isInitialized ? dataSource.destroy() : undefined,

@@ -3,6 +3,7 @@ import { CommandRunner } from 'nest-commander';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import type { CliConfig } from '../cli.config.js';
+import { CliFeatures } from '../cli.features.js';
 import { CLI_CONFIG, CliResources } from '../cli.resources.js';
 import { CLI_RUNTIME, UsageError, type CliRuntime } from '../cli.runtime.js';
 
@@ -10,13 +11,15 @@ type CommanderCommand = Parameters<CommandRunner['setCommand']>[0];
 
 /**
  * What every command may use, injected once: the runtime (output, exit), the connections
- * opened on first use, the CLI's configuration and the logger.
+ * opened on first use, the feature modules it composes its services from, the CLI's
+ * configuration and the logger.
  */
 @Injectable()
 export class CliContext {
   constructor(
     @Inject(CLI_RUNTIME) readonly runtime: CliRuntime,
     @Inject(CliResources) readonly resources: CliResources,
+    @Inject(CliFeatures) readonly features: CliFeatures,
     @Inject(CLI_CONFIG) readonly config: CliConfig,
     @Inject(APP_LOGGER) readonly logger: AppLogger,
   ) {}
@@ -31,6 +34,7 @@ export class CliContext {
 export abstract class CliCommand extends CommandRunner {
   protected readonly runtime: CliRuntime;
   protected readonly resources: CliResources;
+  protected readonly features: CliFeatures;
   protected readonly config: CliConfig;
   protected readonly logger: AppLogger;
 
@@ -38,6 +42,7 @@ export abstract class CliCommand extends CommandRunner {
     super();
     this.runtime = context.runtime;
     this.resources = context.resources;
+    this.features = context.features;
     this.config = context.config;
     this.logger = context.logger;
   }

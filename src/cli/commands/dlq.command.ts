@@ -1,6 +1,5 @@
 import { Command, Option, SubCommand } from 'nest-commander';
 import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
-import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import {
   DeadLetterReplayService,
   type ReplayPlan,
@@ -13,8 +12,7 @@ import {
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
 import { sanitizeText } from '../../operator/order-show/order-show.view.js';
-import type { OutboxFlusher } from '../../outbox/relay.options.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
+import { DLQ_REPLAY_FEATURE } from '../cli.features.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createReplayProgress } from './replay-progress.js';
 
@@ -24,11 +22,6 @@ interface ReplayOptions {
   readonly since?: Date;
   readonly dryRun?: boolean;
 }
-
-/** A dry run plans only: it never publishes, so it needs no flusher. */
-const NO_FLUSH: OutboxFlusher = {
-  flush: () => Promise.reject(new Error('a dry run publishes nothing')),
-};
 
 @SubCommand({
   name: 'replay',
@@ -73,23 +66,18 @@ export class DlqReplayCommand extends CliCommand {
       ...(options.reason === undefined ? {} : { reason: options.reason }),
       ...(options.since === undefined ? {} : { since: options.since }),
     };
-    const database = await this.resources.database();
-    const letters = new DeadLetterRepository();
-    // No relay runs in the CLI: the transaction NOTIFYs the workers' relays itself.
-    const outbox = new OutboxRepository({ notifyInTransaction: true });
+    const context = await this.features.open([DLQ_REPLAY_FEATURE]);
+    const service = context.get(DeadLetterReplayService);
     const topic = this.config.TOPIC_ORDERS;
 
     if (options.dryRun === true) {
-      const plan = await new DeadLetterReplayService(database, letters, outbox, NO_FLUSH, {
-        topic,
-      }).plan(filter);
-      this.runtime.out(describePlan(plan, topic));
+      // A dry run plans only: it never publishes, so it never reaches Kafka.
+      this.runtime.out(describePlan(await service.plan(filter), topic));
       return;
     }
 
-    // The relay flushes the buckets this replay wrote.
-    const relay = await this.resources.outboxRelay();
-    const service = new DeadLetterReplayService(database, letters, outbox, relay, { topic });
+    // The relay flushes the buckets this replay wrote: Kafka first, before anything changes.
+    await this.resources.outboxRelay();
     const plan = await service.plan(filter);
     if (plan.messages === 0) {
       this.runtime.out('Nothing to replay: no unreplayed dead letter matches.');

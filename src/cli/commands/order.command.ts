@@ -1,4 +1,6 @@
 import { Command, Option, SubCommand } from 'nest-commander';
+import { Database } from '../../database/database.js';
+import { OperatorReadsModule } from '../../operator/operator-reads.module.js';
 import { OrderShowQuery } from '../../operator/order-show/order-show.query.js';
 import { renderOrderView } from '../../operator/order-show/order-show.view.js';
 import { CliCommand } from './cli-command.js';
@@ -28,8 +30,8 @@ export class OrderShowCommand extends CliCommand {
     const [orderId, ...rest] = args;
     this.noExtraArguments(rest);
     if (orderId === undefined) return this.requireSubcommand([]);
-    const database = await this.resources.database();
-    const view = await new OrderShowQuery().show(database.sql, orderId);
+    const context = await this.features.open([OperatorReadsModule]);
+    const view = await context.get(OrderShowQuery).show(context.get(Database).sql, orderId);
     if (view === null) throw new OrderNotFoundError(orderId);
     this.runtime.out(options.json === true ? JSON.stringify(view, null, 2) : renderOrderView(view));
   }

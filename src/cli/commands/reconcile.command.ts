@@ -1,14 +1,9 @@
 import { Command } from 'nest-commander';
-import { OutboxWriter, outboundTopicsFromConfig } from '../../outbox/outbox-writer.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
-import { PayflowClient } from '../../payflow/payflow.client.js';
-import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
-import { PaymentStatusSync } from '../../payments/status-sync/payment-status-sync.js';
+import { ReconciliationModule } from '../../reconciliation/reconciliation.module.js';
 import {
   ReconciliationPoller,
   type PassResult,
 } from '../../reconciliation/reconciliation.poller.js';
-import { loadCliPayflowConfig } from '../cli.config.js';
 import { CliCommand } from './cli-command.js';
 
 /** What a pass changed, one line per payment, then a summary. */
@@ -40,29 +35,18 @@ export function renderPass(result: PassResult): string {
 export class ReconcileCommand extends CliCommand {
   async run(args: string[]): Promise<void> {
     this.noExtraArguments(args);
-    const payflowConfig = loadCliPayflowConfig(this.config);
-    const database = await this.resources.database();
-    const client = new PayflowClient(payflowClientOptionsFromConfig(payflowConfig), this.logger);
-    try {
-      const sync = new PaymentStatusSync(
-        database,
-        new OutboxWriter(
-          new OutboxRepository({ notifyInTransaction: true }),
-          outboundTopicsFromConfig(this.config),
-        ),
-        client,
-      );
-      const poller = new ReconciliationPoller(database, sync, { autoStart: false }, this.logger);
-      const result = await poller.runPass();
-      if (!result.ran) {
-        throw new Error('another reconciliation pass is running (worker or CLI); try again later');
-      }
-      this.runtime.out(renderPass(result));
-      if (result.failed.length > 0) {
-        throw new Error(`${result.failed.length} payment(s) could not be checked`);
-      }
-    } finally {
-      await client.close();
+    // The worker's poller, never started: the CLI runs one pass.
+    const context = await this.features.open(
+      [ReconciliationModule.forRoot({ options: { autoStart: false } })],
+      { payflow: true },
+    );
+    const result = await context.get(ReconciliationPoller).runPass();
+    if (!result.ran) {
+      throw new Error('another reconciliation pass is running (worker or CLI); try again later');
+    }
+    this.runtime.out(renderPass(result));
+    if (result.failed.length > 0) {
+      throw new Error(`${result.failed.length} payment(s) could not be checked`);
     }
   }
 }

@@ -18,17 +18,17 @@
  */
 import { Command, Option, SubCommand } from 'nest-commander';
 import { describeError } from '../../common/app-error.js';
-import { OutboxWriter, outboundTopicsFromConfig } from '../../outbox/outbox-writer.js';
-import { OutboxRepository } from '../../outbox/outbox.repository.js';
-import { PayflowClient } from '../../payflow/payflow.client.js';
-import { payflowClientOptionsFromConfig } from '../../payflow/payflow.module.js';
+import { Database } from '../../database/database.js';
+import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { addDays, dateIn, datesBetween, isIsoDate } from '../../common/calendar.js';
 import { previousNight } from '../../settlements/nights.js';
 import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
+import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
+import { SettlementNightsModule } from '../../settlements/settlement-nights.module.js';
 import { SettlementPullError } from '../../settlements/settlement.errors.js';
 import { SettlementRepository } from '../../settlements/settlement.repository.js';
-import { loadCliPayflowConfig } from '../cli.config.js';
 import { UsageError } from '../cli.runtime.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createSettlementProgress } from './settlement-progress.js';
@@ -143,71 +143,55 @@ export class SettlementsPullCommand extends CliCommand {
       throw new UsageError(`a pull covers at most ${MAX_PULL_DAYS} days; split the range`);
     }
     const format = options.format ?? 'standard';
-    const payflowConfig = loadCliPayflowConfig(this.config);
-    const database = await this.resources.database();
-    const client = new PayflowClient(payflowClientOptionsFromConfig(payflowConfig), this.logger);
-    // No relay runs in the CLI: the transaction NOTIFYs the workers' relays itself.
-    const outbox = new OutboxWriter(
-      new OutboxRepository({ notifyInTransaction: true }),
-      outboundTopicsFromConfig(this.config),
-    );
+    const context = await this.features.open([SettlementPullModule], { payflow: true });
+    const handler = context.get(PullSettlementHandler);
+    const payflow = context.get<PayflowApi>(PAYFLOW_API);
     const topic = this.config.TOPIC_SETTLEMENTS;
+    const organizations =
+      options.org !== undefined
+        ? [options.org]
+        : (await payflow.listOrganizations()).map((organization) => organization.id);
+    const dates = datesBetween(from, to);
+    const progress = createSettlementProgress(this.runtime.io);
+    const nights: NightPulled[] = [];
+    progress.start(organizations.length * dates.length);
     try {
-      const handler = new PullSettlementHandler(
-        database,
-        new SettlementRepository(),
-        outbox,
-        client,
-        this.logger,
-      );
-      const organizations =
-        options.org !== undefined
-          ? [options.org]
-          : (await client.listOrganizations()).map((organization) => organization.id);
-      const dates = datesBetween(from, to);
-      const progress = createSettlementProgress(this.runtime.io);
-      const nights: NightPulled[] = [];
-      progress.start(organizations.length * dates.length);
-      try {
-        for (const organizationId of organizations) {
-          for (const date of dates) {
-            const label = `${organizationId} ${date}`;
-            const night = { organizationId, date, format };
-            try {
-              const result = await handler.execute(
-                { ...night, trigger: 'cli' },
-                progress.night(label),
-              );
-              nights.push({ ...night, result });
-              progress.done(label, result.outcome);
-            } catch (error) {
-              nights.push({
-                ...night,
-                error: error instanceof SettlementPullError ? error.reason : describeError(error),
-              });
-              progress.done(label, 'FAILED');
-            }
+      for (const organizationId of organizations) {
+        for (const date of dates) {
+          const label = `${organizationId} ${date}`;
+          const night = { organizationId, date, format };
+          try {
+            const result = await handler.execute(
+              { ...night, trigger: 'cli' },
+              progress.night(label),
+            );
+            nights.push({ ...night, result });
+            progress.done(label, result.outcome);
+          } catch (error) {
+            nights.push({
+              ...night,
+              error: error instanceof SettlementPullError ? error.reason : describeError(error),
+            });
+            progress.done(label, 'FAILED');
           }
         }
-      } finally {
-        progress.stop();
-      }
-      this.runtime.out(describePulls(nights, topic));
-      if (
-        nights.some(
-          (night) => night.result?.outcome === 'stored' || night.result?.outcome === 'changed',
-        )
-      ) {
-        await this.publish();
-      }
-      const failed = nights.filter((night) => night.result === undefined).length;
-      if (failed > 0) {
-        throw new Error(
-          `${failed} night(s) not pulled; they are marked missing and the nightly run tries them again`,
-        );
       }
     } finally {
-      await client.close();
+      progress.stop();
+    }
+    this.runtime.out(describePulls(nights, topic));
+    if (
+      nights.some(
+        (night) => night.result?.outcome === 'stored' || night.result?.outcome === 'changed',
+      )
+    ) {
+      await this.publish();
+    }
+    const failed = nights.filter((night) => night.result === undefined).length;
+    if (failed > 0) {
+      throw new Error(
+        `${failed} night(s) not pulled; they are marked missing and the nightly run tries them again`,
+      );
     }
   }
 
@@ -268,8 +252,8 @@ export class SettlementsStatusCommand extends CliCommand {
     const to = options.to ?? today;
     const from = options.from ?? addDays(to, -30);
     if (from > to) throw new UsageError('--from must not be after --to');
-    const database = await this.resources.database();
-    const nights = await new SettlementRepository().nights(database.sql, {
+    const context = await this.features.open([SettlementNightsModule]);
+    const nights = await context.get(SettlementRepository).nights(context.get(Database).sql, {
       from,
       to,
       organizationId: options.org ?? null,
@@ -310,13 +294,15 @@ export class SettlementsForgetCommand extends CliCommand {
   async run(args: string[], options: ForgetOptions = {}): Promise<void> {
     this.noExtraArguments(args);
     if (options.night === undefined) throw new UsageError('settlements forget needs --night');
-    const database = await this.resources.database();
-    const nights = await new SettlementRepository().forgetNights(
-      database.sql,
-      options.night,
-      options.org ?? null,
-      options.format ?? null,
-    );
+    const context = await this.features.open([SettlementNightsModule]);
+    const nights = await context
+      .get(SettlementRepository)
+      .forgetNights(
+        context.get(Database).sql,
+        options.night,
+        options.org ?? null,
+        options.format ?? null,
+      );
     this.runtime.out(describeForgotten(options.night, options.org ?? null, nights));
   }
 }
