@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes this machine ready to run payflow-bridge's tests and demo: the Node packages,
 # Apache Kafka's jars (Java and Maven), librdkafka (its mock cluster is the demo's zero-setup
-# Kafka and serves narrow transport tests), and a running Postgres. Idempotent and
+# Kafka and serves narrow transport tests), Debian's chromium (the console's browser tests),
+# and a running Postgres. Idempotent and
 # quiet when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,16 @@ if ! ldconfig -p 2>/dev/null | grep -q 'librdkafka\.so\.1'; then
     apt-get update -qq && apt-get install -y -qq librdkafka1 >/dev/null
   else
     sudo apt-get update -qq && sudo apt-get install -y -qq librdkafka1 >/dev/null
+  fi
+fi
+
+# Debian's chromium, which the console's browser tests drive (playwright-core, no download).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "ensure-env: installing chromium (the console's browser tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
   fi
 fi
 

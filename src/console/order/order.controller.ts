@@ -62,11 +62,15 @@ export class OrderController {
 
   private async render(request: FastifyRequest, orderId: string, reveal: boolean): Promise<string> {
     const session = sessionOf(request);
-    const timeline = await this.timelines.timeline(orderId);
+    let timeline = await this.timelines.timeline(orderId);
     if (timeline === null || session === undefined) throw new NotFoundException();
     const contact = await this.contacts.contact(this.database.sql, orderId);
     const revealed = reveal && contact !== null;
-    if (reveal) await this.recordReveal(session, orderId, contact);
+    if (reveal) {
+      await this.recordReveal(session, orderId, contact);
+      // Read again: the page shows the asking it just recorded.
+      timeline = (await this.timelines.timeline(orderId)) ?? timeline;
+    }
     const waitingLetters = timeline.entries.filter(
       (entry) => entry.kind === 'dead_letter' && entry.tone === 'bad',
     ).length;

@@ -149,6 +149,18 @@ function publishedEntry(message: WrittenMessage, orderId: string): TimelineEntry
     ...fact('Topic', message.topic),
     ...fact('Published', message.publishedAt?.toISOString()),
   ];
+  if (message.topic.endsWith('.dlq')) {
+    // The copy of a dead-lettered event for the dead-letter topic (its row is listed too).
+    return entry(
+      message.createdAt,
+      'dead_letter',
+      `${type} sent to the dead-letter topic`,
+      outcome,
+      message.publishedAt === null ? 'warn' : 'info',
+      base,
+      traceId,
+    );
+  }
   if (type === 'settlement.line') {
     const currency = scalar(data.currency) ?? '';
     return entry(
