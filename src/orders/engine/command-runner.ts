@@ -28,21 +28,15 @@
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { describeError } from '../../common/app-error.js';
-import {
-  backoffDelayMs,
-  retryWithBackoff,
-  type BackoffPolicy,
-  type RetryOptions,
-} from '../../common/backoff.js';
+import { retryWithBackoff, type RetryOptions } from '../../common/backoff.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
-import { sleep } from '../../common/sleep.js';
 import type { AppLogger } from '../../common/logger.js';
 import type { Sql } from '../../database/database.js';
 import { StatementGroup } from '../../database/statement-group.js';
 import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
-import { PayflowError } from '../../payflow/payflow.errors.js';
+import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import {
@@ -65,12 +59,8 @@ import {
 import type { CommandSpec, Mapped } from './command-spec.js';
 import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
 import type { CommandOutcome, OrderCommand } from './order-command.js';
-import {
-  afterCallFailure,
-  afterProbe,
-  type ProbeHold,
-  type ProbeResult,
-} from './protocol/attempt-protocol.js';
+import { readPayflow } from './payflow-probe.js';
+import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-protocol.js';
 import { PendingOutcomes } from './protocol/pending-outcomes.js';
 
 /** A command whose attempt is started: what its call, and the record of its outcome, need. */
@@ -157,24 +147,13 @@ export class CommandRunner {
         if (mapped === undefined) throw new Error('an attempt started without a mapping');
         if (begun.takenOverRepeatable !== undefined) {
           this.logger.info(
-            {
-              eventId: command.eventId,
-              orderId: command.orderId,
-              type: spec.type,
-              traceId: command.trace.traceId,
-              previousOwner: begun.takenOverRepeatable.previousOwner,
-            },
+            { ...logContext(command, spec.type), ...begun.takenOverRepeatable },
             'attempt of a stopped worker was sent, and its call is repeatable; sending it again',
           );
         }
         if (begun.takenOverUnsent !== undefined) {
           this.logger.info(
-            {
-              eventId: command.eventId,
-              orderId: command.orderId,
-              traceId: command.trace.traceId,
-              previousOwner: begun.takenOverUnsent.previousOwner,
-            },
+            { ...logContext(command, spec.type), ...begun.takenOverUnsent },
             'attempt of a stopped worker was never sent; taking it over',
           );
         }
@@ -268,7 +247,11 @@ export class CommandRunner {
     hold: ProbeHold,
   ): Promise<StartedAttempt<T, S, R> | 'settled'> {
     const { command, spec, attemptId } = attempt;
-    const verdict = await this.runProbe(command, spec, attempt.state);
+    const verdict = await readPayflow(command, spec, attempt.state, {
+      deadlineMs: this.options.callDeadlineMs,
+      logger: this.logger,
+      metrics: this.metrics,
+    });
     const owner = this.options.workerId;
     const found = { outcome: verdict.kind, evidence: verdict.evidence };
     const probed: ProbedHold = { hold: hold.kind, owner, ...found };
@@ -311,52 +294,6 @@ export class CommandRunner {
         throw inDoubtError(command, cause, callError);
       }
     }
-  }
-
-  /**
-   * The probe of one attempt, retried with the house back-off while Payflow cannot be read;
-   * logs and counts the decision.
-   */
-  private async runProbe<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-  ): Promise<ProbeResult<R>> {
-    const probe = spec.probe?.bind(spec);
-    if (probe === undefined) throw new Error(`${spec.type} has no probe`);
-    let verdict: ProbeResult<R> | undefined;
-    for (let tryNumber = 1; verdict === undefined; tryNumber += 1) {
-      try {
-        verdict = await probe(state, {
-          signal: AbortSignal.timeout(this.options.callDeadlineMs),
-          trace: command.trace.headers(),
-        });
-      } catch (error) {
-        if (!(error instanceof PayflowError)) throw error;
-        if (tryNumber >= PROBE_TRIES) {
-          verdict = {
-            kind: 'unreadable',
-            evidence: { read: error.endpoint, shown: `${error.code} after ${tryNumber} tries` },
-          };
-          break;
-        }
-        await sleep(backoffDelayMs(tryNumber, PROBE_BACKOFF));
-      }
-    }
-    this.metrics?.probed(spec.type, verdict.kind);
-    this.logger.info(
-      {
-        eventId: command.eventId,
-        orderId: command.orderId,
-        type: spec.type,
-        traceId: command.trace.traceId,
-        outcome: verdict.kind,
-        read: verdict.evidence.read,
-        shown: verdict.evidence.shown,
-      },
-      'call that may have taken effect decided by reading Payflow',
-    );
-    return verdict;
   }
 
   /** The probe found the call took effect: recorded as after a successful call. */
@@ -430,13 +367,7 @@ export class CommandRunner {
     switch (next.kind) {
       case 'leave_started':
         this.logger.error(
-          {
-            eventId: command.eventId,
-            orderId: command.orderId,
-            type: spec.type,
-            traceId: command.trace.traceId,
-            error: describeError(error),
-          },
+          { ...logContext(command, spec.type), error: describeError(error) },
           'unexpected failure during a Payflow call; its attempt stays started',
         );
         throw error;
@@ -493,21 +424,17 @@ export class CommandRunner {
 
   private logInDoubt(command: OrderCommand, type: string, callError: PayflowError): void {
     this.logger.warn(
-      {
-        eventId: command.eventId,
-        orderId: command.orderId,
-        type,
-        traceId: command.trace.traceId,
-        error: describeError(callError),
-      },
+      { ...logContext(command, type), error: describeError(callError) },
       'command in doubt',
     );
   }
 }
 
-/** Reads of Payflow a probe makes before it calls Payflow unreadable. */
-const PROBE_TRIES = 4;
-const PROBE_BACKOFF: BackoffPolicy = { baseDelayMs: 500, maxDelayMs: 4000 };
+/** What the runner's log lines say of a command (no personal data). */
+function logContext(command: OrderCommand, type: string) {
+  const { eventId, orderId } = command;
+  return { eventId, orderId, type, traceId: command.trace.traceId };
+}
 
 /**
  * The tries of a record that must not be lost: 5 retries after 250, 500, 1000, 2000 and

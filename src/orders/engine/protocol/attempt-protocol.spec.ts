@@ -1,9 +1,8 @@
 /**
  * Every transition of the exactly-once protocol, allowed and refused; the steps that choose
- * the next one; their agreement with the guard decision; and the diagram in
- * docs/operations.md, which must draw exactly the table.
+ * the next one; and their agreement with the guard decision. (The diagram in
+ * docs/operations.md: attempt-protocol.docs.spec.ts.)
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import {
   PayflowServerError,
@@ -445,26 +444,5 @@ describe('afterProbe', () => {
       const lapsedStep = afterProbe(lapsed, verdict);
       expect(transition(lapsedStep.transition, expired('sent'), ME)).not.toBeNull();
     }
-  });
-});
-
-describe('docs/operations.md', () => {
-  it('draws exactly the table in its state diagram', () => {
-    const text = readFileSync(new URL('../../../../docs/operations.md', import.meta.url), 'utf8');
-    const section = text.slice(text.indexOf("### The exactly-once protocol: an attempt's states"));
-    const diagram = /```mermaid\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const drawn: string[] = [];
-    for (const line of diagram.split('\n')) {
-      const edge = /^\s*(\[\*\]|\w+) --> (\w+): (.+)$/.exec(line);
-      if (edge === null) continue;
-      const [, from = '', to = '', names = ''] = edge;
-      for (const name of names.split(',')) {
-        drawn.push(`${from === '[*]' ? 'none' : from} -> ${to}: ${name.trim()}`);
-      }
-    }
-    const table = (Object.keys(TRANSITIONS) as TransitionName[]).flatMap((name) =>
-      TRANSITIONS[name].from.map((from) => `${from} -> ${TRANSITIONS[name].to}: ${name}`),
-    );
-    expect(drawn.sort()).toEqual(table.sort());
   });
 });
