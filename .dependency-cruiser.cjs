@@ -24,11 +24,13 @@
  *   10. webhooks, reconciliation,     peers that import none of each other
  *       settlements
  *   11. operator                      the read side (`*.query.ts` and their views)
- *   12. cli, app                      app = src/*.ts (app.module, main, worker, entities,
- *                                     cli-data-source, healthcheck), src/management (the two
- *                                     listeners, with health/ and metrics/ under it) and
- *                                     src/console; cli may import app (entities.ts), not
- *                                     the reverse
+ *   12. cli, management, console,     the application: src/management (the two listeners,
+ *       app                           with health/ and metrics/ under it), src/console (served
+ *                                     by the management listener: may import management),
+ *                                     app = src/*.ts (app.module, main, worker, entities,
+ *                                     cli-data-source, healthcheck: may import management and
+ *                                     console), src/cli (may import app: entities.ts); no
+ *                                     other direction between them
  *
  * Above messaging, only its port files may be imported (the rest is the Kafka adapters,
  * which the app composes). src/sandbox is a separate process (a fake Payflow) sharing only
@@ -61,7 +63,9 @@ const FOLDERS = {
   settlements: '^src/settlements/',
   operator: '^src/operator/',
   cli: '^src/cli/',
-  app: '^src/[^/]+\\.ts$|^src/(management|console)/',
+  management: '^src/management/',
+  console: '^src/console/',
+  app: '^src/[^/]+\\.ts$',
 };
 
 /** The floors, lowest first: a folder imports its own folder and the floors below it. */
@@ -78,13 +82,15 @@ const FLOORS = [
   ['dead-letters'],
   ['webhooks', 'reconciliation', 'settlements'],
   ['operator'],
-  ['cli', 'app'],
+  ['cli', 'management', 'console', 'app'],
 ];
 
 /** The one allowed direction between peers of a floor (importer: imported); none else. */
 const PEER_IMPORTS = {
   tracing: ['payflow'],
   cli: ['app'],
+  console: ['management'],
+  app: ['management', 'console'],
 };
 
 /** What the folders above messaging may import of it: its ports, free of kafkajs. */
@@ -116,7 +122,7 @@ const floorRules = FLOORS.flatMap((floor, level) =>
 
 const ABOVE_MESSAGING = FLOORS.slice(FLOORS.findIndex((floor) => floor.includes('messaging')) + 1)
   .flat()
-  .filter((folder) => folder !== 'cli' && folder !== 'app')
+  .filter((folder) => !FLOORS.at(-1).includes(folder))
   .map((folder) => FOLDERS[folder]);
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -4,8 +4,8 @@
  * copy of src (never into src itself, which other runs of tsc and depcruise read; the copy
  * is removed in `finally`), and one depcruise run over them must fail, naming each broken
  * rule: the bottom floor importing a feature, a feature importing a higher one, a feature
- * importing the read side, a feature importing the Kafka adapters, and two peers of one
- * floor importing each other. Scratch files importing the allowed way (the read side a
+ * importing the read side, a feature importing the Kafka adapters, two peers of one floor
+ * importing each other, and the management listener importing the console it serves. Scratch files importing the allowed way (the read side a
  * feature, tracing its peer payflow) are named by none.
  */
 import { execFile } from 'node:child_process';
@@ -47,6 +47,11 @@ const SCRATCH = {
     path: 'src/settlements/__scratch-layer-violation.ts',
     name: 'WebhookInboxRepository',
     imports: '../webhooks/inbox/webhook-inbox.repository.js',
+  },
+  appPeerTheOtherWay: {
+    path: 'src/management/__scratch-layer-violation.ts',
+    name: 'CONSOLE_PREFIX',
+    imports: '../console/console.options.js',
   },
   operatorToFeature: {
     path: 'src/operator/__scratch-layer-allowed.ts',
@@ -104,6 +109,7 @@ describe('dependency rules', () => {
         'features-only-messaging-ports: src/outbox/__scratch-layer-violation.ts → src/messaging/kafka.producer.ts',
         'floor-webhooks: src/webhooks/__scratch-layer-violation.ts → src/settlements/settlement.repository.ts',
         'floor-settlements: src/settlements/__scratch-layer-violation.ts → src/webhooks/inbox/webhook-inbox.repository.ts',
+        'floor-management: src/management/__scratch-layer-violation.ts → src/console/console.options.ts',
       ];
       for (const line of broken) expect(run.output).toContain(line);
       expect(run.output).not.toContain(SCRATCH.operatorToFeature.path);
