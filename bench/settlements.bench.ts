@@ -30,6 +30,7 @@ import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { addDays } from '../src/common/calendar.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { startSandboxChild } from './sandbox.bench.js';
+import { settlementsResultSchema, writeSettlementsChart } from './charts/bench-charts.js';
 
 interface Memory {
   rss: number;
@@ -206,21 +207,20 @@ async function main(): Promise<void> {
   log(`targets: ${JSON.stringify(targets)}`);
   const file = fileURLToPath(new URL('../../bench/results/settlements.json', import.meta.url));
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(
-    file,
-    `${JSON.stringify(
-      {
-        benchmark: 'settlement pull (download, hash, chunks, csv-parse, outbox) per file size',
-        at: new Date().toISOString(),
-        machine: { cpus: cpus().length, node: process.version },
-        results,
-        targets,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  const report = {
+    benchmark: 'settlement pull (download, hash, chunks, csv-parse, outbox) per file size',
+    at: new Date().toISOString(),
+    machine: { cpus: cpus().length, node: process.version },
+    results,
+    targets,
+  };
+  await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`written ${join('bench', 'results', 'settlements.json')}`);
+  await writeSettlementsChart(
+    file.replace(/\.json$/, '.svg'),
+    settlementsResultSchema.parse(report),
+  );
+  log(`drawn ${join('bench', 'results', 'settlements.svg')}`);
   if (!Object.values(targets).every((target) => target.met)) process.exitCode = 1;
 }
 

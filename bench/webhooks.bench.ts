@@ -27,6 +27,7 @@ import { newWebhookCredentials } from '../src/orders/shared/webhook-credentials.
 import { dedupeKey } from '../src/webhooks/receiver/receive-webhook.command.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { cpuSeconds, machineCpuSeconds, postgresCpuSeconds } from './pipeline/proc.js';
+import { webhooksResultSchema, writeWebhooksChart } from './charts/bench-charts.js';
 
 const KINDS = ['payment-update', 'status-update', 'terminal-failure'] as const;
 
@@ -313,6 +314,9 @@ async function main(): Promise<void> {
     await mkdir(dirname(out), { recursive: true });
     await writeFile(out, `${JSON.stringify(result, null, 2)}\n`);
     console.log(`written to ${out}`);
+    const chart = out.replace(/\.json$/, '.svg');
+    await writeWebhooksChart(chart, webhooksResultSchema.parse(result));
+    console.log(`drawn to ${chart}`);
     if (!ok) process.exitCode = 1;
   } finally {
     await pool.close();
