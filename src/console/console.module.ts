@@ -18,6 +18,7 @@ import { OrderSearchQuery } from '../operator/search/order-search.query.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { ConsoleHttpIntegration } from './console-http.integration.js';
 import { CONSOLE_OPTIONS, consoleOptions, type ConsoleOverrides } from './console.options.js';
+import { ConsoleOperationsModule } from './operations/console-operations.module.js';
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
 import { ConsoleAudit } from './shared/console-audit.js';
@@ -60,6 +61,7 @@ export class ConsoleModule {
       imports: [
         DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
         ConsoleSharedModule.forRoot(config.CONSOLE_TOKEN, overrides),
+        ConsoleOperationsModule,
       ],
       controllers: [
         AssetsController,
