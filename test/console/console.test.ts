@@ -54,6 +54,48 @@ async function until<T>(read: () => Promise<T | undefined>, what: string): Promi
   }
 }
 
+/**
+ * What on the page breaks the basics of accessibility, run in the page: text under 4.5:1
+ * against its background (WCAG AA), a form field without a label, a missing landmark.
+ */
+const ACCESSIBILITY_PROBLEMS = `(() => {
+  const parse = (color) => {
+    const match = /rgba?\\(([^)]+)\\)/.exec(color);
+    if (match === null) return null;
+    const [r, g, b, a = 1] = match[1].split(',').map(Number);
+    return { r, g, b, a };
+  };
+  const channel = (value) => {
+    const v = value / 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  };
+  const luminance = (c) => 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b);
+  const background = (element) => {
+    for (let e = element; e !== null; e = e.parentElement) {
+      const color = parse(getComputedStyle(e).backgroundColor);
+      if (color !== null && color.a > 0) return color;
+    }
+    return { r: 255, g: 255, b: 255, a: 1 };
+  };
+  const problems = [];
+  for (const element of document.querySelectorAll('body *')) {
+    const style = getComputedStyle(element);
+    if (style.display === 'none' || style.visibility === 'hidden') continue;
+    const text = [...element.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '');
+    if (!text) continue;
+    const [high, low] = [luminance(parse(style.color)), luminance(background(element))].sort((a, b) => b - a);
+    const ratio = (high + 0.05) / (low + 0.05);
+    if (ratio < 4.5) problems.push('contrast ' + ratio.toFixed(2) + ': ' + element.tagName + ' ' + element.textContent.trim().slice(0, 40));
+  }
+  for (const field of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+    if (field.labels.length === 0 && !field.getAttribute('aria-label')) problems.push('no label: ' + field.outerHTML.slice(0, 60));
+  }
+  for (const landmark of ['header', 'main', 'footer']) {
+    if (document.querySelector(landmark) === null) problems.push('no ' + landmark);
+  }
+  return problems;
+})()`;
+
 describe('the operator console in a browser', () => {
   let pipeline: Pipeline;
   let worker: Worker;
@@ -249,6 +291,11 @@ describe('the operator console in a browser', () => {
     );
     // Status events carry the trace id they were published with.
     expect(entries[position('payment.created')]).toMatch(/Trace id\s*[0-9a-f]{32}/);
+    // The ERP event and its Payflow call share the trace of the status event they caused.
+    const traceIn = (text: string): string | undefined =>
+      /Trace id\s*([0-9a-f]{32})/.exec(entries[position(text)] ?? '')?.[1];
+    expect(traceIn('ERP event')).toBe(traceIn('payment.created'));
+    expect(traceIn('Payflow call for order.payment_requested')).toBe(traceIn('payment.created'));
     await expect(page.locator('table').first().textContent()).resolves.toContain('1250.00 NOK');
     await expect(page.getByRole('button', { name: /Replay this order/ }).count()).resolves.toBe(1);
     // The ticket text is there without JavaScript; the copy button only with it.
@@ -291,6 +338,34 @@ describe('the operator console in a browser', () => {
     // The address itself is in no row of the audit trail.
     const details = await db.query('SELECT details::text AS d FROM operator_actions');
     expect(JSON.stringify(details.rows)).not.toContain('kari@example.com');
+  });
+
+  it('can be used by keyboard, labels every field and keeps text readable (4.5:1) on each page', async () => {
+    const page = await newPage();
+    await page.goto(`${worker.managementUrl}/console/login`);
+    await expect(page.evaluate<string[]>(ACCESSIBILITY_PROBLEMS)).resolves.toEqual([]);
+    await signIn(page, `/console/orders/${encodeURIComponent(paid.orderId)}`);
+    // The first Tab reaches the skip link, which takes the focus to the content.
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate<string>('document.activeElement.textContent')).resolves.toBe(
+      'Skip to content',
+    );
+    const outline = await page.evaluate<string>(
+      'getComputedStyle(document.activeElement).outlineStyle',
+    );
+    expect(outline).toBe('solid');
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate<string>('document.activeElement.id')).resolves.toBe('main');
+    for (const path of [
+      `/console/search?q=${encodeURIComponent(paid.orderNumber)}`,
+      `/console/search`,
+      `/console/orders/${encodeURIComponent(paid.orderId)}`,
+      `/console/orders/${encodeURIComponent(blocked.orderId)}`,
+    ]) {
+      await page.goto(`${worker.managementUrl}${path}`);
+      const problems = await page.evaluate<string[]>(ACCESSIBILITY_PROBLEMS);
+      expect({ path, problems }).toEqual({ path, problems: [] });
+    }
   });
 
   it('refuses a POST without its CSRF token, or with another session’s (403)', async () => {

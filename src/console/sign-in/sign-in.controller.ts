@@ -3,7 +3,8 @@
  * `POST /console/login` checks the token in constant time and opens a session (cookie
  * HttpOnly, SameSite=Strict, Secure over TLS). The form carries its own CSRF secret before
  * any session exists (double submit: a cookie and a hidden field that must agree). Wrong
- * tokens are counted per client: after five in a minute it waits (429). `POST
+ * tokens are counted per client: after five in a minute it waits (429), and each try while
+ * it waits counts as one more. `POST
  * /console/logout` ends the session.
  */
 import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
@@ -81,6 +82,8 @@ export class SignInController {
     }
     const wait = this.auth.throttle.waitFor(request.ip);
     if (wait > 0) {
+      // A try while waiting counts too: a client that keeps guessing keeps waiting.
+      this.auth.throttle.failed(request.ip);
       this.logger.warn({ client: clientOf(request.ip) }, 'console sign-in throttled');
       throw new SignInThrottled(Math.ceil(wait / 1000));
     }

@@ -39,6 +39,7 @@ import {
 
 /** The envelope of a published event, as far as the timeline reads it. */
 const publishedEvent = z.object({
+  eventId: z.string().optional(),
   type: z.string().optional(),
   occurredAt: z.string().optional(),
   paymentId: z.string().nullable().optional(),
@@ -96,7 +97,24 @@ function callTone(state: string): TimelineTone {
   }
 }
 
-function callEntry(attempt: ClosedAttempt): TimelineEntry {
+/**
+ * The trace id of each ERP event, as far as the messages written for it tell: a status
+ * event names the event it came from (`data.sourceEventId`) and carries its trace; a
+ * dead letter's copy is the event itself, with the trace it came with.
+ */
+function tracesOfEvents(messages: readonly WrittenMessage[]): Map<string, string> {
+  const traces = new Map<string, string>();
+  for (const message of messages) {
+    const traceId = traceIdOf(message.traceparent);
+    if (traceId === null) continue;
+    const event = parsedEvent(message);
+    const eventId = message.topic.endsWith('.dlq') ? event.eventId : event.data?.sourceEventId;
+    if (typeof eventId === 'string' && !traces.has(eventId)) traces.set(eventId, traceId);
+  }
+  return traces;
+}
+
+function callEntry(attempt: ClosedAttempt, traceId: string | null): TimelineEntry {
   const inDoubt = attempt.state === 'in_doubt';
   return entry(
     attempt.startedAt,
@@ -119,6 +137,7 @@ function callEntry(attempt: ClosedAttempt): TimelineEntry {
           : `${attempt.probeOutcome}${attempt.probeEvidence === null ? '' : `: ${sanitizeText(attempt.probeEvidence.shown)}`}`,
       ),
     ],
+    traceId,
   );
 }
 
@@ -244,13 +263,24 @@ export class OrderTimelineQuery {
       this.outbox.listByKeys(sql, [orderId, ...payflowIds]),
     ]);
     const payflowOf = new Map(payments.map((payment) => [payment.id, payment.payflowId]));
+    const traces = tracesOfEvents(messages);
+    const traceOf = (eventId: string | null): string | null =>
+      eventId === null ? null : (traces.get(eventId) ?? null);
 
     const entries: TimelineEntry[] = [
       ...events.map((event) =>
-        entry(event.processedAt, 'erp_event', event.type, 'processed', 'ok', [
-          ...fact('Event id', event.eventId),
-          ...fact('Read from', `${event.topic}/${event.partition}@${event.offset}`),
-        ]),
+        entry(
+          event.processedAt,
+          'erp_event',
+          event.type,
+          'processed',
+          'ok',
+          [
+            ...fact('Event id', event.eventId),
+            ...fact('Read from', `${event.topic}/${event.partition}@${event.offset}`),
+          ],
+          traceOf(event.eventId),
+        ),
       ),
       ...letters.map((letter) =>
         entry(
@@ -267,9 +297,10 @@ export class OrderTimelineQuery {
             ...fact('Read from', `${letter.topic}/${letter.partition}@${letter.offset}`),
             ...fact('Replayed', letter.replayedAt?.toISOString()),
           ],
+          traceOf(letter.eventId),
         ),
       ),
-      ...attempts.map(callEntry),
+      ...attempts.map((attempt) => callEntry(attempt, traceOf(attempt.eventId))),
       ...webhooks.map((webhook) =>
         entry(
           webhook.receivedAt,
