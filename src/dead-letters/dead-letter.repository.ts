@@ -6,7 +6,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
-import { queryRows } from '../database/parsed-rows.js';
+import { countsByHour, queryRows, type HourlyCount } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import { OrderRepository } from '../orders/order.repository.js';
@@ -89,8 +89,6 @@ const storedRow = listedRow.extend({
 
 /** A dead letter with the message as it was received (key, value, headers). */
 export type StoredDeadLetter = z.infer<typeof storedRow>;
-
-const hourRow = z.object({ hour: timestampField, count: z.number().int() });
 
 /** What the console's dead-letter list selects; every field narrows it. */
 export interface DeadLetterFilter {
@@ -329,13 +327,7 @@ export class DeadLetterRepository {
   }
 
   /** Dead letters per hour since `since` (hours without any are left out). */
-  countsByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
-    return queryRows(
-      sql,
-      hourRow,
-      `SELECT date_trunc('hour', failed_at) AS hour, count(*)::int AS count
-         FROM dead_letters WHERE failed_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
-      [since],
-    );
+  countsByHour(sql: Sql, since: Date): Promise<HourlyCount[]> {
+    return countsByHour(sql, 'dead_letters', 'failed_at', since);
   }
 }

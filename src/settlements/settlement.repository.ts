@@ -7,7 +7,7 @@
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
-import { queryRows } from '../database/parsed-rows.js';
+import { countsByHour, queryRows, type HourlyCount } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
 import type { BadRow, SettlementFileVersion } from './settlement-events.js';
 
@@ -336,13 +336,7 @@ export class SettlementRepository {
   }
 
   /** Files stored per hour since `since` (hours without any are left out). */
-  filesByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
-    return queryRows(
-      sql,
-      z.object({ hour: timestampField, count: z.number().int() }),
-      `SELECT date_trunc('hour', pulled_at) AS hour, count(*)::int AS count
-         FROM settlement_files WHERE pulled_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
-      [since],
-    );
+  filesByHour(sql: Sql, since: Date): Promise<HourlyCount[]> {
+    return countsByHour(sql, 'settlement_files', 'pulled_at', since);
   }
 }

@@ -6,7 +6,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { Database, type Sql } from '../../database/database.js';
-import { queryRows } from '../../database/parsed-rows.js';
+import { countsByHour, queryRows, type HourlyCount } from '../../database/parsed-rows.js';
 import { timestampField } from '../../database/row-schemas.js';
 import type { WebhookKind } from '../../payflow/payflow.schemas.js';
 
@@ -133,14 +133,8 @@ export class WebhookInboxRepository {
    * Webhooks stored per hour since `since` (webhook_inbox_received_idx; hours without any
    * are left out). Static, like listForPayments: the operator's reads give the `Sql`.
    */
-  static countsByHour(sql: Sql, since: Date): Promise<{ hour: Date; count: number }[]> {
-    return queryRows(
-      sql,
-      z.object({ hour: timestampField, count: z.number().int() }),
-      `SELECT date_trunc('hour', received_at) AS hour, count(*)::int AS count
-         FROM webhook_inbox WHERE received_at >= $1::timestamptz GROUP BY 1 ORDER BY 1`,
-      [since],
-    );
+  static countsByHour(sql: Sql, since: Date): Promise<HourlyCount[]> {
+    return countsByHour(sql, 'webhook_inbox', 'received_at', since);
   }
 
   /** Stores a webhook, or counts it as a duplicate of the row with the same dedupe key. */
