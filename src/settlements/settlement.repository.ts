@@ -71,6 +71,14 @@ const NIGHT_COLUMNS = `organization_id AS "organizationId",
   to_char(settlement_date, 'YYYY-MM-DD') AS date, format, status, file_id::text AS "fileId",
   attempts, last_attempt_at AS "lastAttemptAt", last_error AS "lastError"`;
 
+/** Tracked nights (`n`) with the file each holds (`f`), as `nightFileRow` parses them. */
+const NIGHTS_WITH_FILES = `SELECT n.organization_id AS "organizationId",
+    to_char(n.settlement_date, 'YYYY-MM-DD') AS date, n.format, n.status,
+    n.file_id::text AS "fileId", n.attempts, n.last_attempt_at AS "lastAttemptAt",
+    n.last_error AS "lastError", n.tracked_by AS "trackedBy", n.pulled_at AS "pulledAt",
+    f.version, f.row_count AS "rowCount", f.bad_row_count AS "badRowCount"
+  FROM settlement_nights n LEFT JOIN settlement_files f ON f.id = n.file_id`;
+
 @Injectable()
 export class SettlementRepository {
   /** Serializes pulls of one night across processes until the transaction ends. */
@@ -305,12 +313,7 @@ export class SettlementRepository {
     return queryRows(
       sql,
       nightFileRow,
-      `SELECT n.organization_id AS "organizationId",
-              to_char(n.settlement_date, 'YYYY-MM-DD') AS date, n.format, n.status,
-              n.file_id::text AS "fileId", n.attempts, n.last_attempt_at AS "lastAttemptAt",
-              n.last_error AS "lastError", n.tracked_by AS "trackedBy", n.pulled_at AS "pulledAt",
-              f.version, f.row_count AS "rowCount", f.bad_row_count AS "badRowCount"
-         FROM settlement_nights n LEFT JOIN settlement_files f ON f.id = n.file_id
+      `${NIGHTS_WITH_FILES}
         WHERE n.settlement_date BETWEEN $1::date AND $2::date
           AND ($3::text IS NULL OR n.organization_id = $3)
         ORDER BY n.organization_id, n.settlement_date DESC, n.format`,
@@ -323,12 +326,7 @@ export class SettlementRepository {
     const [row] = await queryRows(
       sql,
       nightFileRow,
-      `SELECT n.organization_id AS "organizationId",
-              to_char(n.settlement_date, 'YYYY-MM-DD') AS date, n.format, n.status,
-              n.file_id::text AS "fileId", n.attempts, n.last_attempt_at AS "lastAttemptAt",
-              n.last_error AS "lastError", n.tracked_by AS "trackedBy", n.pulled_at AS "pulledAt",
-              f.version, f.row_count AS "rowCount", f.bad_row_count AS "badRowCount"
-         FROM settlement_nights n LEFT JOIN settlement_files f ON f.id = n.file_id
+      `${NIGHTS_WITH_FILES}
         WHERE n.pulled_at IS NOT NULL ORDER BY n.pulled_at DESC LIMIT 1`,
       [],
     );
