@@ -59,11 +59,14 @@ const summaryRow = z.object({
 /** A dead letter as the replay plans it (no key or value: they may be large). */
 export type DeadLetterSummary = z.infer<typeof summaryRow>;
 
-const replayableRow = summaryRow.extend({
+/** The message as it was received: what a replay publishes again and the console shows. */
+const messageFields = {
   key: z.instanceof(Buffer).nullable(),
   value: z.instanceof(Buffer).nullable(),
   headers: z.record(z.string(), z.unknown()),
-});
+};
+
+const replayableRow = summaryRow.extend(messageFields);
 
 /** A dead letter with what is needed to publish it again. */
 export type ReplayableDeadLetter = z.infer<typeof replayableRow>;
@@ -81,11 +84,7 @@ const listedRow = summaryRow.extend({
 /** A dead letter as the console lists it (no key, value or headers). */
 export type ListedDeadLetter = z.infer<typeof listedRow>;
 
-const storedRow = listedRow.extend({
-  key: z.instanceof(Buffer).nullable(),
-  value: z.instanceof(Buffer).nullable(),
-  headers: z.record(z.string(), z.unknown()),
-});
+const storedRow = listedRow.extend(messageFields);
 
 /** A dead letter with the message as it was received (key, value, headers). */
 export type StoredDeadLetter = z.infer<typeof storedRow>;
