@@ -7,8 +7,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * rows are only ever inserted.
  *
  * And what the order's timeline reads by index rather than by scan: an order's Payflow
- * calls (`command_attempts_order_idx`) and the messages written for it, status events keyed
- * by the order id and settlement lines keyed by its Payflow payment id (`outbox_key_idx`).
+ * calls (`command_attempts_order_idx`), the webhooks of its payments
+ * (`webhook_inbox_payment_idx`, which `order show` reads too) and the messages written for
+ * it, status events keyed by the order id and settlement lines keyed by its Payflow payment
+ * id (`outbox_key_idx`).
  */
 export class OperatorActions1764061200000 implements MigrationInterface {
   name = 'OperatorActions1764061200000';
@@ -30,11 +32,15 @@ export class OperatorActions1764061200000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "command_attempts_order_idx" ON "command_attempts" ("order_id", "started_at")`,
     );
+    await queryRunner.query(
+      `CREATE INDEX "webhook_inbox_payment_idx" ON "webhook_inbox" ("payment_id", "received_at")`,
+    );
     await queryRunner.query(`CREATE INDEX "outbox_key_idx" ON "outbox" ("key")`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX "outbox_key_idx"`);
+    await queryRunner.query(`DROP INDEX "webhook_inbox_payment_idx"`);
     await queryRunner.query(`DROP INDEX "command_attempts_order_idx"`);
     await queryRunner.query(`DROP TABLE "operator_actions"`);
   }

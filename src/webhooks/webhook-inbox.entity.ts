@@ -10,6 +10,7 @@ import { col } from '../database/columns.js';
 @Entity({ name: 'webhook_inbox' })
 @Index('webhook_inbox_pending_idx', ['nextAttemptAt', 'id'], { where: `"processed_at" IS NULL` })
 @Index('webhook_inbox_received_idx', ['receivedAt'])
+@Index('webhook_inbox_payment_idx', ['paymentId', 'receivedAt'])
 export class WebhookInboxEntity {
   @col.bigintId() id!: string;
   @col.uuid('payment_id') paymentId!: string;
