@@ -58,6 +58,8 @@ describe('the console’s operations pages in a browser', () => {
 
   /** Refused once by Payflow: its two events are dead letters, the order blocked. */
   const refused = anOrderId('OPS-REFUSED');
+  /** Refused the same way: replayed by a filter (reason and time range) instead. */
+  const refusedToo = anOrderId('OPS-REFUSED-TOO');
   /** A creation Payflow made, whose answer was lost: in doubt, the payment exists. */
   const made = anOrderId('OPS-MADE');
   /** A creation whose connection was reset before Payflow processed it: in doubt, none. */
@@ -129,7 +131,8 @@ describe('the console’s operations pages in a browser', () => {
   beforeAll(async () => {
     pipeline = await startPipeline('console_ops', {
       CONSOLE_TOKEN: TOKEN,
-      PAYFLOW_REQUEST_TIMEOUT: '2s',
+      // Generous: on a loaded machine a slow answer must not put a call in doubt by itself.
+      PAYFLOW_REQUEST_TIMEOUT: '20s',
     });
     [worker, status, browser] = await Promise.all([
       pipeline.startWorker({ transport: { retry: { baseDelayMs: 50, maxDelayMs: 200 } } }),
@@ -140,25 +143,24 @@ describe('the console’s operations pages in a browser', () => {
     await db.connect();
 
     // Payflow refuses the creation once (422); the order's next event follows it.
-    await sandboxControl(pipeline.sandbox, 'POST', '/faults', {
-      method: 'POST',
-      path: '/api/payments',
-      status: 422,
-      times: 1,
-    });
-    await pipeline.publish([
-      {
-        key: refused,
-        value: anEnvelope('order.payment_requested', paymentRequestedData(), { orderId: refused }),
-      },
-      {
-        key: refused,
-        value: anEnvelope('order.marked_paid', markedPaidData(), { orderId: refused }),
-      },
-    ]);
-    await until('the refused order’s dead letters', async () =>
-      (await letters(refused)).length === 2 ? true : undefined,
-    );
+    for (const orderId of [refused, refusedToo]) {
+      await sandboxControl(pipeline.sandbox, 'POST', '/faults', {
+        method: 'POST',
+        path: '/api/payments',
+        status: 422,
+        times: 1,
+      });
+      await pipeline.publish([
+        {
+          key: orderId,
+          value: anEnvelope('order.payment_requested', paymentRequestedData(), { orderId }),
+        },
+        { key: orderId, value: anEnvelope('order.marked_paid', markedPaidData(), { orderId }) },
+      ]);
+      await until('the refused order’s dead letters', async () =>
+        (await letters(orderId)).length === 2 ? true : undefined,
+      );
+    }
     await creationInDoubt(made, true);
     await creationInDoubt(notMade, false);
 
@@ -201,7 +203,7 @@ describe('the console’s operations pages in a browser', () => {
     }
     const tile = (id: string) => page.locator(`#tile-${id}`).locator('xpath=..');
     await expect(tile('in-doubt').locator('.tile-value').textContent()).resolves.toBe('2 call(s)');
-    await expect(tile('dead-letters').locator('.tile-value').textContent()).resolves.toBe('6');
+    await expect(tile('dead-letters').locator('.tile-value').textContent()).resolves.toBe('8');
     await expect(page.locator('svg.spark polyline').count()).resolves.toBeGreaterThanOrEqual(5);
     await screenshot(page, join(SHOTS, 'overview.png'));
   });
@@ -213,17 +215,18 @@ describe('the console’s operations pages in a browser', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/reason=rejected_by_payflow/);
     const rows = page.locator('table.letters tbody tr');
-    await expect(rows.count()).resolves.toBe(1);
-    await expect(rows.first().textContent()).resolves.toContain(refused);
+    await expect(rows.count()).resolves.toBe(2);
+    await expect(rows.filter({ hasText: refused }).count()).resolves.toBe(1);
+    await expect(rows.filter({ hasText: refusedToo }).count()).resolves.toBe(1);
     await page.getByLabel('Reason').selectOption('');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL((url) => url.searchParams.get('reason') === '');
-    await expect(rows.count()).resolves.toBe(6);
+    await expect(rows.count()).resolves.toBe(8);
     await screenshot(page, join(SHOTS, 'dead-letters.png'));
 
     // The refused creation's letter, as it was received.
     await page.goto(`${worker.managementUrl}/console/dead-letters?reason=rejected_by_payflow`);
-    await rows.first().getByRole('link').first().click();
+    await rows.filter({ hasText: refused }).getByRole('link').first().click();
     await expect(
       page.getByRole('heading', { name: /^Dead letter \d+$/ }).isVisible(),
     ).resolves.toBe(true);
@@ -265,6 +268,46 @@ describe('the console’s operations pages in a browser', () => {
         actor: OPERATOR,
         outcome: 'done',
         details: expect.objectContaining({ selection: `order ${refused}`, messages: 2 }),
+      }),
+    ]);
+  });
+
+  it('replays what a filter selects (reason and time range), order by order, with its progress', async () => {
+    const page = await newPage();
+    const to = new Date(Date.now() + 3_600_000).toISOString().slice(0, 16);
+    await signIn(
+      page,
+      `/console/dead-letters?reason=rejected_by_payflow&to=${encodeURIComponent(to)}`,
+    );
+    const rows = page.locator('table.letters tbody tr');
+    // The first refused order is replayed already: only the other one waits.
+    await expect(rows.count()).resolves.toBe(1);
+    await expect(rows.first().textContent()).resolves.toContain(refusedToo);
+    await page.getByRole('button', { name: 'Replay 1 order(s)' }).click();
+    await page.waitForURL(/\/console\/dead-letters\/replays\//);
+    await page.getByText('Done.').waitFor({ timeout: 30_000 });
+    await expect(page.locator('.replay-progress').textContent()).resolves.toContain(
+      '1 of 1 order(s) · 2 message(s) republished',
+    );
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain(
+      'reason rejected_by_payflow, failed before',
+    );
+    expect((await letters(refusedToo)).map((letter) => letter.replayed)).toEqual([true, true]);
+    await status.waitFor(() =>
+      eventsOf(refusedToo).some((event) => event.type === 'payment.created'),
+    );
+    expect(
+      await one<{ blocked: boolean }>(
+        'SELECT blocked_at IS NOT NULL AS blocked FROM orders WHERE order_id = $1',
+        [refusedToo],
+      ),
+    ).toEqual({ blocked: false });
+    // The calls in doubt were not part of the filter: their letters still wait.
+    expect((await letters(made)).map((letter) => letter.replayed)).toEqual([false, false]);
+    expect(await actions('replay', refusedToo)).toEqual([
+      expect.objectContaining({
+        outcome: 'done',
+        details: expect.objectContaining({ messages: 2, orders: 1 }),
       }),
     ]);
   });
