@@ -13,7 +13,9 @@
  * step is committed.
  */
 import { Inject, Injectable } from '@nestjs/common';
+import { StatementGroup } from '../../database/statement-group.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
+import type { Part } from '../../payments/statement.js';
 import {
   BlockedByEarlierFailureError,
   InDoubtError,
@@ -29,6 +31,7 @@ import { afterLeaseExpired } from './protocol/attempt-protocol.js';
 import {
   CommandAttemptRepository,
   FRESH_ROWS,
+  type ManyGuardInput,
   type ProbedHold,
 } from './command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
@@ -67,6 +70,12 @@ export interface FreshItem {
 
 @Injectable()
 export class AttemptBegin {
+  /** The begin_sent statements of the requests about to leave, one group per command. */
+  private readonly sentGroups = new Map<
+    OrderEventType,
+    StatementGroup<FreshItem, Begun | undefined>
+  >();
+
   constructor(
     private readonly attempts: CommandAttemptRepository,
     private readonly newPayments: NewPaymentWrites,
@@ -210,10 +219,44 @@ export class AttemptBegin {
    * duplicate, a retry, a blocked order), or a second event of the same order, gets
    * undefined and takes the one-event path.
    */
-  async many(
+  many(
     tx: BatchSql,
     type: OrderEventType,
     items: readonly FreshItem[],
+  ): Promise<(Begun | undefined)[]> {
+    return this.fresh(type, items, (input, rows) => this.attempts.guardMany(tx, input, rows));
+  }
+
+  /**
+   * Begin and sent in one step (the protocol's `begin_sent`) for a fresh event of a command
+   * that creates a payment, whose request is about to leave: called from the call's send
+   * hook, after the rate gate, with a connection held. The hooks of the requests ready
+   * together share one autocommit statement (a StatementGroup per command), whose answer
+   * releases them all in the same turn of the event loop. Undefined when the event is not
+   * fresh, or when the statement failed (it then wrote nothing): the request is not sent,
+   * and the event takes the path of begin first.
+   */
+  async sent(type: OrderEventType, item: FreshItem): Promise<Begun | undefined> {
+    let group = this.sentGroups.get(type);
+    if (group === undefined) {
+      group = new StatementGroup<FreshItem, Begun | undefined>({
+        run: (items) =>
+          this.fresh(type, items, (input, rows) => this.attempts.beginSent(input, rows)),
+      });
+      this.sentGroups.set(type, group);
+    }
+    try {
+      return await group.add(item);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The shared begin statement of `items` (each order and event once), run by `record`. */
+  private async fresh(
+    type: OrderEventType,
+    items: readonly FreshItem[],
+    record: (input: ManyGuardInput, rows: Part) => Promise<Map<number, string>>,
   ): Promise<(Begun | undefined)[]> {
     const results: (Begun | undefined)[] = items.map(() => undefined);
     // One statement writes an order's row (and an event's attempt) once.
@@ -227,8 +270,7 @@ export class AttemptBegin {
       events.add(eventId);
       chosen.push({ index, item });
     });
-    const started = await this.attempts.guardMany(
-      tx,
+    const started = await record(
       {
         ...this.owner(type),
         events: chosen.map(({ item }) => ({

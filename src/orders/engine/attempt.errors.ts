@@ -6,6 +6,15 @@ export class AttemptNotOwnedError extends AppError {
   readonly transient = true;
 }
 
+/**
+ * The send hook of a fresh event recorded no attempt (the event is not fresh, or the shared
+ * statement failed): its request is not sent, and the event takes the path of begin first.
+ */
+export class AttemptNotBegunError extends AppError {
+  readonly code = 'ATTEMPT.NOT_BEGUN';
+  readonly transient = true;
+}
+
 /** An attempt was settled by someone else (resolveInDoubt) while its outcome was being recorded. */
 export class AttemptSettledMeanwhileError extends Error {
   readonly code = 'ATTEMPT.SETTLED_MEANWHILE';

@@ -15,7 +15,7 @@ import type { Sql } from '../../database/database.js';
 import { queryRows } from '../../database/parsed-rows.js';
 import { timestampField } from '../../database/row-schemas.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
-import { render, type Bind, type Part } from '../../payments/statement.js';
+import { render, type Bind, type Part, type Rendered } from '../../payments/statement.js';
 import { OrderRepository } from '../order.repository.js';
 import type { ProbeEvidence, ProbeOutcome } from './command-spec.js';
 import { ProcessedEventRepository, type ProcessedEventRow } from '../processed-event.repository.js';
@@ -128,6 +128,16 @@ const CLOSED = `
 
 function lease(bind: Bind, leaseMs: number): string {
   return `clock_timestamp() + make_interval(secs => ${bind(leaseMs)}::float8 / 1000)`;
+}
+
+/** The attempt ids a guardMany statement recorded, by the events' 1-based positions. */
+function startedByPosition(rows: readonly unknown[]): Map<number, string> {
+  return new Map(
+    rows.map((row) => {
+      const parsed = startedRow.parse(row);
+      return [parsed.n, parsed.attempt_id];
+    }),
+  );
 }
 
 /**
@@ -254,7 +264,23 @@ export class CommandAttemptRepository {
    * Returns the recorded attempt ids by the events' 1-based positions.
    */
   async guardMany(tx: Sql, input: ManyGuardInput, fresh: Part): Promise<Map<number, string>> {
-    const { text, params } = render(
+    const { text, params } = this.guardManyStatement(input, fresh, false);
+    return startedByPosition(await tx.query(text, params));
+  }
+
+  /**
+   * guardMany for events whose requests are about to leave (called from their send hooks,
+   * with the rate gate passed and a connection held): the fresh ones' attempts are recorded
+   * `started` and sent at once (begin and mark_sent in one step), with their `fresh`
+   * writes, in one autocommit statement outside any batch (like markSent).
+   */
+  async beginSent(input: ManyGuardInput, fresh: Part): Promise<Map<number, string>> {
+    const { text, params } = this.guardManyStatement(input, fresh, true);
+    return startedByPosition(await this.batcher.runAlone(text, params));
+  }
+
+  private guardManyStatement(input: ManyGuardInput, fresh: Part, sent: boolean): Rendered {
+    return render(
       (bind) => `
   WITH input AS (
     SELECT * FROM unnest(${bind(input.events.map((event) => event.eventId))}::uuid[],
@@ -269,9 +295,10 @@ export class CommandAttemptRepository {
        AND NOT ${this.processed.processed('x.event_id')}),
   started AS (
     INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
-                                  payment_id)
+                                  payment_id, sent_at)
     SELECT event_id, order_id, ${bind(input.command)}, 'started', ${bind(input.owner)},
-           ${lease(bind, input.leaseMs)}, payment_id
+           ${lease(bind, input.leaseMs)}, payment_id,
+           CASE WHEN ${bind(sent)}::boolean THEN clock_timestamp() END
       FROM fresh_input ORDER BY n
     ON CONFLICT (event_id) DO NOTHING
     RETURNING event_id, id),
@@ -280,13 +307,6 @@ export class CommandAttemptRepository {
       FROM started s JOIN input x ON x.event_id = s.event_id),
 ${fresh(bind)}
   SELECT n, attempt_id::text AS attempt_id FROM ${FRESH_ROWS}`,
-    );
-    const rows = await tx.query(text, params);
-    return new Map(
-      rows.map((row) => {
-        const parsed = startedRow.parse(row);
-        return [parsed.n, parsed.attempt_id];
-      }),
     );
   }
 

@@ -31,9 +31,7 @@ import { describeError } from '../../common/app-error.js';
 import { retryWithBackoff, type RetryOptions } from '../../common/backoff.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
-import type { Sql } from '../../database/database.js';
-import { StatementGroup } from '../../database/statement-group.js';
-import { TransactionBatcher, type BatchSql } from '../../database/transaction-batcher.js';
+import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
@@ -46,16 +44,10 @@ import {
   type Begun,
   type FreshItem,
 } from './attempt-begin.js';
-import {
-  AttemptNotOwnedError,
-  AttemptSettledMeanwhileError,
-  ProbeNotAppliedError,
-} from './attempt.errors.js';
-import {
-  CommandAttemptRepository,
-  type FinishedAttempt,
-  type ProbedHold,
-} from './command-attempt.repository.js';
+import { AttemptComplete, type StartedAttempt } from './attempt-complete.js';
+import { AttemptSend } from './attempt-send.js';
+import { ProbeNotAppliedError } from './attempt.errors.js';
+import { CommandAttemptRepository, type ProbedHold } from './command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
 import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
 import type { CommandOutcome, OrderCommand } from './order-command.js';
@@ -63,31 +55,14 @@ import { readPayflow } from './payflow-probe.js';
 import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-protocol.js';
 import { PendingOutcomes } from './protocol/pending-outcomes.js';
 
-/** A command whose attempt is started: what its call, and the record of its outcome, need. */
-interface StartedAttempt<T extends OrderEventType, S, R> {
-  readonly command: OrderCommand<T>;
-  readonly spec: CommandSpec<T, S, R>;
-  readonly state: S;
-  readonly attemptId: string;
-  readonly paymentId: string | null;
-}
-
 @Injectable()
 export class CommandRunner {
   /** Outcomes known here but not committed (the protocol's memory). */
   private readonly pending = new PendingOutcomes();
-  /** Key of the batch-wide write of finished attempts. */
-  private readonly finishKey = {};
   /** Keys of the shared begin statements, one per command type. */
   private readonly beginKeys = new Map<OrderEventType, object>();
-  /** The send marks of the requests about to leave, one autocommit statement at a time. */
-  private readonly sendMarks = new StatementGroup<string, boolean>({
-    run: async (attemptIds) => {
-      const marked = await this.attempts.markSent(attemptIds, this.options.workerId);
-      return attemptIds.map((id) => marked.has(id));
-    },
-  });
-
+  private readonly send: AttemptSend;
+  private readonly complete: AttemptComplete;
   constructor(
     private readonly batcher: TransactionBatcher,
     private readonly attempts: CommandAttemptRepository,
@@ -96,7 +71,10 @@ export class CommandRunner {
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
     @Optional() @Inject(PROBE_METRICS) private readonly metrics?: ProbeMetrics,
-  ) {}
+  ) {
+    this.send = new AttemptSend(attempts, begin, options);
+    this.complete = new AttemptComplete(attempts, outbox, logger);
+  }
 
   /** Runs one command through begin → call → complete. */
   async run<T extends OrderEventType, S, R>(
@@ -111,10 +89,18 @@ export class CommandRunner {
       if (!(error instanceof MappingFailedError)) throw error;
       mappingError = error;
     }
+    // A fresh event that creates a payment begins in its call's send hook (begin_sent);
+    // when that began nothing, the begin step comes first, as for every other event.
+    let fresh: FreshItem | undefined;
+    if (mapped?.newPayment !== undefined && this.pending.kindOf(command.eventId) === null) {
+      const item = { command, newPayment: mapped.newPayment };
+      const call = await this.callFresh(command, spec, mapped.state, item);
+      if (call === 'applied') return call;
+      // The hook never ran (the call failed before): still fresh, begun with the others.
+      if (!call.hookRan) fresh = item;
+    }
     const begun =
-      (mapped?.newPayment === undefined
-        ? undefined
-        : await this.beginFresh(command, spec.type, { command, newPayment: mapped.newPayment })) ??
+      (fresh === undefined ? undefined : await this.beginFresh(command, spec.type, fresh)) ??
       (await this.batcher.run((tx) =>
         this.begin.one(
           tx,
@@ -204,25 +190,46 @@ export class CommandRunner {
     }
   }
 
+  /**
+   * A fresh event of a command that creates a payment: the call first, its begin and sent
+   * in one step in the send hook (AttemptSend.callFresh), then its outcome recorded as
+   * after any call. `not_begun` when nothing was begun (no request left).
+   */
+  private async callFresh<T extends OrderEventType, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    state: S,
+    item: FreshItem,
+  ): Promise<'applied' | { readonly hookRan: boolean }> {
+    const call = await this.send.callFresh(command, spec, state, item);
+    if (call.kind === 'not_begun') return call;
+    const { attemptId, paymentId, outcome } = call;
+    const attempt = { command, spec, state, attemptId, paymentId };
+    if (outcome.ok) await this.record(attempt, outcome.result);
+    else await this.recordFailure(attempt, outcome.error);
+    return 'applied';
+  }
+
   private async callAndRecord<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
   ): Promise<void> {
-    const { command, spec, state, attemptId, paymentId } = attempt;
+    const { command, spec, state, attemptId } = attempt;
     let result: R;
     try {
-      result = await spec.call(state, {
-        signal: AbortSignal.timeout(this.options.callDeadlineMs),
-        onSend: () => this.markSent(attemptId),
-        trace: command.trace.headers(),
-      });
+      result = await this.send.call(command, spec, state, attemptId);
     } catch (error) {
       return this.recordFailure(attempt, error);
     }
-    const finish = async (tx: BatchSql): Promise<void> => {
-      const events = await spec.complete(tx, { command, state, result, paymentId });
-      this.deferFinish(tx, command, spec.type, attemptId);
-      this.outbox.defer(tx, events, undefined, command.trace.headers());
-    };
+    await this.record(attempt, result);
+  }
+
+  /** The call succeeded: complete, batched with other events' outcomes. */
+  private async record<T extends OrderEventType, S, R>(
+    attempt: StartedAttempt<T, S, R>,
+    result: R,
+  ): Promise<void> {
+    const { command } = attempt;
+    const finish = this.complete.unit(attempt, result);
     try {
       await this.batcher.run(finish);
     } catch (error) {
@@ -298,60 +305,20 @@ export class CommandRunner {
 
   /** The probe found the call took effect: recorded as after a successful call. */
   private async completeProbed<T extends OrderEventType, S, R>(
-    { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
+    attempt: StartedAttempt<T, S, R>,
     result: R,
     probed: ProbedHold,
   ): Promise<void> {
+    const { command, attemptId } = attempt;
+    const finish = this.complete.unit(attempt, result);
     const claimed = await this.batcher.run(async (tx) => {
       // Returned, not thrown: a unit that throws after a statement reruns the whole batch.
       if (!(await this.attempts.claimProbed(tx, attemptId, probed))) return false;
-      const events = await spec.complete(tx, { command, state, result, paymentId });
-      this.deferFinish(tx, command, spec.type, attemptId);
-      this.outbox.defer(tx, events, undefined, command.trace.headers());
+      await finish(tx);
       return true;
     });
     if (!claimed) throw busyError(command);
     this.pending.forget(command.eventId);
-  }
-
-  /** Commits `sent_at` before the request leaves; throws (nothing is sent) if not owned. */
-  private async markSent(attemptId: string): Promise<void> {
-    // Not in a TransactionBatcher batch: its COMMIT waits for every unit of the batch, and
-    // a crash while its many callers woke one after the other left the rest unsent. The
-    // marks of the requests ready together share one short autocommit statement instead,
-    // whose answer releases them all in the same turn of the event loop; one statement
-    // per request made them queue for pooled connections (p50 ~100 ms at 500 orders/s).
-    if (!(await this.sendMarks.add(attemptId))) {
-      throw new AttemptNotOwnedError(
-        `attempt ${attemptId} is no longer this worker's (its lease ran out); the call is not sent`,
-        { metadata: { attemptId } },
-      );
-    }
-  }
-
-  /** The attempt succeeded and the event is processed: written with the batch's others. */
-  private deferFinish(tx: BatchSql, command: OrderCommand, type: string, attemptId: string): void {
-    const { event, source } = command;
-    const row: FinishedAttempt = {
-      attemptId,
-      eventId: event.eventId,
-      orderId: event.orderId,
-      type,
-      topic: source.topic,
-      partition: source.partition,
-      offset: source.offset,
-    };
-    tx.defer(this.finishKey, [row], (sql, rows) => this.finishAll(sql, rows));
-  }
-
-  private async finishAll(tx: Sql, rows: readonly FinishedAttempt[]): Promise<void> {
-    const finished = await this.attempts.finish(tx, rows);
-    if (finished !== rows.length) {
-      // Rare: resolveInDoubt settled one of them. The whole batch is retried; that event
-      // then finds its attempt resolved and does nothing.
-      this.logger.warn({ expected: rows.length, finished }, 'attempts settled meanwhile');
-      throw new AttemptSettledMeanwhileError(rows.length - finished);
-    }
   }
 
   /** The call failed: recorded as the protocol's afterCallFailure says. */

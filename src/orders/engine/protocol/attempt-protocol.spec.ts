@@ -62,8 +62,9 @@ function check(
 }
 
 describe('the transitions', () => {
-  it('begin: a fresh event, by any worker; never over an existing attempt', () => {
+  it('begin, begin_sent: a fresh event, by any worker; never over an existing attempt', () => {
     check('begin', 'started', [at('none')], [at('started'), at('failed'), expired('sent')]);
+    check('begin_sent', 'sent', [at('none')], [at('started'), at('failed'), expired('sent')]);
   });
 
   it('mark_sent: only the owner, only while its lease runs', () => {
@@ -199,7 +200,7 @@ describe('the transitions', () => {
 
   it('refuses every move from a state outside its `from`, whoever asks', () => {
     const names = Object.keys(TRANSITIONS) as TransitionName[];
-    expect(names).toHaveLength(16);
+    expect(names).toHaveLength(17);
     for (const name of names) {
       for (const state of ATTEMPT_STATES.filter((s) => !TRANSITIONS[name].from.includes(s))) {
         for (const view of [mine(state), expired(state), { ...mine(state), leaseExpired: true }]) {

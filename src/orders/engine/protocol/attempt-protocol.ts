@@ -6,7 +6,9 @@
  *   `started` and owned by one worker for a lease that outlasts the call's deadline.
  * - sent: just before the request leaves, its owner commits `sent_at`, and only while its
  *   lease runs; a request whose mark fails never leaves. An attempt not `sent` cannot have
- *   reached Payflow.
+ *   reached Payflow. A fresh event of a command that creates a payment makes its call
+ *   first and takes both steps at once in the call's send hook (`begin_sent`: the rate gate
+ *   passed, a connection held), so its request leaves one commit after it is ready.
  * - call, complete: Payflow's answer is recorded `succeeded`, with the event processed, the
  *   state changes and the status events, in one transaction. A call that had no effect is
  *   `failed`, and the next delivery takes the attempt over and sends it again.
@@ -67,6 +69,7 @@ export function viewOf(attempt: RecordedAttempt | null): AttemptView | undefined
 
 export type TransitionName =
   | 'begin'
+  | 'begin_sent'
   | 'mark_sent'
   | 'complete'
   | 'complete_late'
@@ -106,6 +109,13 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     to: 'started',
     who: 'any worker, for a fresh event',
     statement: 'guard, guardMany, takeOver',
+    may: anyone,
+  },
+  begin_sent: {
+    from: ['none'],
+    to: 'sent',
+    who: 'any worker, for a fresh event whose request is about to leave (its send hook)',
+    statement: 'beginSent',
     may: anyone,
   },
   mark_sent: {
