@@ -21,6 +21,11 @@ class MemoryAdmin implements TopicAdmin {
   readonly topics = new Map<string, TopicDescription>();
   readonly createdSpecs: TopicSpec[] = [];
   constructor(readonly raceOn: string | null = null) {}
+  /** A topic that exists already (replication factor 1). */
+  holding(name: string, partitions = 1): this {
+    this.topics.set(name, { name, partitions, replicationFactor: 1 });
+    return this;
+  }
   describe(names: readonly string[]): Promise<readonly TopicDescription[]> {
     return Promise.resolve(names.flatMap((name) => this.topics.get(name) ?? []));
   }
@@ -52,12 +57,7 @@ describe('topics', () => {
   });
 
   it('names every missing topic, one line each', async () => {
-    const admin = new MemoryAdmin();
-    admin.topics.set('erp.orders.v1', {
-      name: 'erp.orders.v1',
-      partitions: 1,
-      replicationFactor: 1,
-    });
+    const admin = new MemoryAdmin().holding('erp.orders.v1');
     const error = await assertTopicsExist(admin, requiredTopics(CONFIG)).then(
       () => undefined,
       (caught: unknown) => caught,
@@ -76,12 +76,7 @@ describe('topics', () => {
   });
 
   it('creates only what is missing, with room for large documents on the input and DLQ', async () => {
-    const admin = new MemoryAdmin();
-    admin.topics.set('payflow.settlements.v1', {
-      name: 'payflow.settlements.v1',
-      partitions: 6,
-      replicationFactor: 1,
-    });
+    const admin = new MemoryAdmin().holding('payflow.settlements.v1', 6);
     const outcomes = await createMissingTopics(
       admin,
       topicSpecs(CONFIG, { partitions: 12, replicationFactor: 3 }),
