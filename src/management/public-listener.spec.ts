@@ -37,21 +37,25 @@ function app(options: PublicListenerOptions = OPTIONS): FastifyInstance {
 }
 
 describe('the public listener’s time-outs', () => {
-  it('keeps the headers’ time-out within the request’s, which covers the headers too', () => {
-    expect(effectiveHeadersTimeout(10_000, 30_000)).toBe(10_000);
-    expect(effectiveHeadersTimeout(45_000, 30_000)).toBe(30_000);
-    expect(effectiveHeadersTimeout(0, 30_000)).toBe(30_000);
-    expect(effectiveHeadersTimeout(10_000, 0)).toBe(10_000);
-    expect(effectiveHeadersTimeout(0, 0)).toBe(0);
-  });
-
-  it('looks for late requests every tenth of the shorter time-out, between 100 ms and 1 s', () => {
-    expect(checkIntervalMs(10_000, 30_000)).toBe(1_000);
-    expect(checkIntervalMs(5_000, 30_000)).toBe(500);
-    expect(checkIntervalMs(500, 2_000)).toBe(100);
-    expect(checkIntervalMs(0, 3_000)).toBe(300);
-    expect(checkIntervalMs(0, 0)).toBe(1_000);
-  });
+  // The configured (headers, request) time-outs, 0 for none → the headers' time-out the
+  // server gets (kept within the request's, which covers the headers too) and how often it
+  // looks for late requests (a tenth of the shorter time-out, between 100 ms and 1 s).
+  it.each([
+    [10_000, 30_000, 10_000, 1_000],
+    [45_000, 30_000, 30_000, 1_000],
+    [0, 30_000, 30_000, 1_000],
+    [10_000, 0, 10_000, 1_000],
+    [0, 0, 0, 1_000],
+    [5_000, 30_000, 5_000, 500],
+    [500, 2_000, 500, 100],
+    [0, 3_000, 3_000, 300],
+  ])(
+    'time-outs (%i, %i): headers within %i ms, late requests looked for every %i ms',
+    (headers, request, effective, interval) => {
+      expect(effectiveHeadersTimeout(headers, request)).toBe(effective);
+      expect(checkIntervalMs(headers, request)).toBe(interval);
+    },
+  );
 
   it('gives the server those time-outs, and fastify’s keep-alive', () => {
     const listener = new PublicListener({ ...OPTIONS, headersTimeoutMs: 40_000 });
