@@ -433,7 +433,7 @@ describe('the console’s operations pages in a browser', () => {
     expect((await actions('forget', null)).map((action) => action.outcome)).toEqual(['done']);
   });
 
-  it('refuses every action without its CSRF token (403), and changes nothing', async () => {
+  it('refuses every action without its CSRF token (403), and is not on the public port (404)', async () => {
     const page = await newPage();
     await signIn(page, '/console/in-doubt');
     for (const path of [
@@ -446,6 +446,16 @@ describe('the console’s operations pages in a browser', () => {
         form: { orderId: refused, notCreated: '1', org: 'org-1', date: '2026-01-01' },
       });
       expect([path, answer.status()]).toEqual([path, 403]);
+    }
+    // Nor is any of these pages on the public port, signed in or not.
+    for (const path of [
+      '/console',
+      '/console/dead-letters',
+      '/console/in-doubt',
+      '/console/settlements',
+    ]) {
+      const answer = await page.request.get(`${worker.url}${path}`);
+      expect([path, answer.status()]).toEqual([path, 404]);
     }
   });
 });
