@@ -4,7 +4,8 @@
  * attempt and the rows it writes before its call), the protocol's decision
  * (protocol/attempt-decision.ts, then afterLeaseExpired for a stopped worker's sent
  * attempt), and the transition it chose. Several fresh events of a command that creates a
- * payment begin together, in one shared statement.
+ * payment begin together, in one shared statement; in their calls' send hooks, that
+ * statement records them started and sent at once (`sent`, the protocol's begin_sent).
  *
  * It follows the protocol's rule for units (a unit may run twice): decisions that wrote
  * nothing are returned, not thrown (a unit that throws after a statement makes the batcher
@@ -233,10 +234,11 @@ export class AttemptBegin {
    * hook, after the rate gate, with a connection held. The hooks of the requests ready
    * together share one autocommit statement (a StatementGroup per command), whose answer
    * releases them all in the same turn of the event loop. Undefined when the event is not
-   * fresh, or when the statement failed (it then wrote nothing): the request is not sent,
-   * and the event takes the path of begin first.
+   * fresh; rejects when the statement failed (it may still have committed, when only its
+   * answer was lost). Either way the request is not sent, and the event takes the path of
+   * begin first.
    */
-  async sent(type: OrderEventType, item: FreshItem): Promise<Begun | undefined> {
+  sent(type: OrderEventType, item: FreshItem): Promise<Begun | undefined> {
     let group = this.sentGroups.get(type);
     if (group === undefined) {
       group = new StatementGroup<FreshItem, Begun | undefined>({
@@ -245,11 +247,7 @@ export class AttemptBegin {
       });
       this.sentGroups.set(type, group);
     }
-    try {
-      return await group.add(item);
-    } catch {
-      return undefined;
-    }
+    return group.add(item);
   }
 
   /** The shared begin statement of `items` (each order and event once), run by `record`. */

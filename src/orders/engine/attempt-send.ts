@@ -18,10 +18,12 @@ import type { OrderCommand } from './order-command.js';
 /** What a call made before its begin step came to. */
 export type FreshCall<R> =
   /**
-   * Nothing was begun, so no request left: the event takes the path of begin first.
+   * Nothing was begun here, so no request left: the event takes the path of begin first.
    * `hookRan` false: the call failed before its hook (the event is still fresh).
+   * `unheard`: the hook's statement failed, and may have committed an attempt (started and
+   * sent) whose answer was lost: the request did not leave, which only this worker knows.
    */
-  | { readonly kind: 'not_begun'; readonly hookRan: boolean }
+  | { readonly kind: 'not_begun'; readonly hookRan: boolean; readonly unheard: boolean }
   /** The hook began the attempt (started and sent); the call then ended so. */
   | {
       readonly kind: 'begun';
@@ -67,11 +69,13 @@ export class AttemptSend {
     state: S,
     item: FreshItem,
   ): Promise<FreshCall<R>> {
-    let beginning: Promise<Begun | undefined> | undefined;
+    let beginning: Promise<Begun | undefined | 'unheard'> | undefined;
+    const begin = (): Promise<Begun | undefined | 'unheard'> =>
+      this.begin.sent(spec.type, item).catch(() => 'unheard' as const);
     const onSend = async (): Promise<void> => {
       const again = beginning !== undefined;
-      const begun = await (beginning ??= this.begin.sent(spec.type, item));
-      if (begun?.kind !== 'start') {
+      const begun = await (beginning ??= begin());
+      if (begun === 'unheard' || begun?.kind !== 'start') {
         throw new AttemptNotBegunError(
           `event ${command.eventId} of order ${command.orderId} did not begin here; its request is not sent`,
           { metadata: { eventId: command.eventId, orderId: command.orderId } },
@@ -87,9 +91,9 @@ export class AttemptSend {
     }
     // A deadline may end the call while its hook's statement runs: that answer decides.
     const begun = beginning === undefined ? undefined : await beginning;
-    if (begun?.kind !== 'start') {
+    if (begun === 'unheard' || begun?.kind !== 'start') {
       if (outcome.ok) throw new Error(`a ${spec.type} request left without its send hook`);
-      return { kind: 'not_begun', hookRan: beginning !== undefined };
+      return { kind: 'not_begun', hookRan: beginning !== undefined, unheard: begun === 'unheard' };
     }
     return { kind: 'begun', attemptId: begun.attemptId, paymentId: begun.paymentId, outcome };
   }

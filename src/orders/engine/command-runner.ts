@@ -10,7 +10,9 @@
  * 2. the Payflow call, with a deadline inside the lease. Just before its request leaves
  *    (after the client's 429 gate and a connection slot), `sent_at` is committed
  *    (the call's `onSend`, payflow-send-hook.ts): a call waiting behind the gate when its
- *    worker dies was never sent and is not in doubt.
+ *    worker dies was never sent and is not in doubt. A fresh event that creates a payment
+ *    takes steps 1 and 2 at once (begin_sent, attempt-send.ts): its call is made first,
+ *    and its `onSend` records the attempt started and sent with the payment's rows.
  * 3. complete (one batched transaction): the attempt `succeeded`, the event id processed,
  *    the state changes and the status events (outbox), together. A failure of the call is
  *    recorded instead, as the protocol says (afterCallFailure, afterProbe): failed, settled
@@ -96,6 +98,9 @@ export class CommandRunner {
       const item = { command, newPayment: mapped.newPayment };
       const call = await this.callFresh(command, spec, mapped.state, item);
       if (call === 'applied') return call;
+      // An attempt the hook may have recorded unheard never left: this worker's own call
+      // had no effect (the guard then takes it over, restart_own, instead of busy).
+      if (call.unheard) this.pending.remember(command.eventId, { kind: 'no_effect' });
       // The hook never ran (the call failed before): still fresh, begun with the others.
       if (!call.hookRan) fresh = item;
     }
@@ -200,7 +205,7 @@ export class CommandRunner {
     spec: CommandSpec<T, S, R>,
     state: S,
     item: FreshItem,
-  ): Promise<'applied' | { readonly hookRan: boolean }> {
+  ): Promise<'applied' | { readonly hookRan: boolean; readonly unheard: boolean }> {
     const call = await this.send.callFresh(command, spec, state, item);
     if (call.kind === 'not_begun') return call;
     const { attemptId, paymentId, outcome } = call;
