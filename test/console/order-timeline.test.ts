@@ -26,6 +26,20 @@ const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE}-b7ad6b7169203331-01`;
 const at = (minute: number): string => new Date(Date.UTC(2026, 10, 27, 2, minute)).toISOString();
 
+const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+/** The tables a plan (EXPLAIN's JSON) reads by a sequential scan. */
+function seqScans(plan: unknown): string[] {
+  if (Array.isArray(plan)) return plan.flatMap(seqScans);
+  if (typeof plan !== 'object' || plan === null) return [];
+  const node = plan as Record<string, unknown>;
+  const own =
+    node['Node Type'] === 'Seq Scan' && typeof node['Relation Name'] === 'string'
+      ? [node['Relation Name']]
+      : [];
+  return [...own, ...Object.values(node).flatMap(seqScans)];
+}
+
 describe('the order timeline', () => {
   let database: TestDatabase;
   let pool: pg.Pool;
@@ -180,6 +194,47 @@ describe('the order timeline', () => {
     // Text from outside is shown sanitized.
     expect(JSON.stringify(timeline)).not.toContain('kari@example.com');
     expect(timelineText(timeline!)).toContain(`Order ${ORDER} (number ON-1)`);
+  });
+
+  it('reads each table by an index, never by a scan', async () => {
+    const statements: { text: string; params: readonly unknown[] }[] = [];
+    const recording: Sql = {
+      query: (text, params = []) => {
+        statements.push({ text, params });
+        return sql.query(text, params);
+      },
+      execute: (text, params = []) => sql.execute(text, params),
+    };
+    const query = new OrderTimelineQuery({ sql: recording } as unknown as Database);
+    await query.read(recording, ORDER);
+    await new CustomerContactQuery().contact(recording, ORDER);
+    expect(statements.length).toBeGreaterThanOrEqual(10);
+    // With sequential scans priced out, a plan still holds one only when no index serves it.
+    const client = await pool.connect();
+    const scansOf = async (text: string, params: readonly unknown[]): Promise<string[]> => {
+      const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(
+        `EXPLAIN (FORMAT JSON) ${text}`,
+        params as unknown[],
+      );
+      return seqScans(rows[0]?.['QUERY PLAN']);
+    };
+    try {
+      await client.query('SET enable_seqscan = off');
+      // The check itself: a read no index serves is caught.
+      await expect(scansOf('SELECT id FROM outbox WHERE topic = $1', ['x'])).resolves.toEqual([
+        'outbox',
+      ]);
+      for (const statement of statements) {
+        const scanned = await scansOf(statement.text, statement.params);
+        expect({ statement: oneLine(statement.text), scanned }).toEqual({
+          statement: oneLine(statement.text),
+          scanned: [],
+        });
+      }
+    } finally {
+      await client.query('RESET enable_seqscan');
+      client.release();
+    }
   });
 
   it('knows nothing of an order it never saw', async () => {
