@@ -18,6 +18,7 @@ import {
   SETTLEMENT_EVENTS_COMMITTED,
 } from './nightly/nightly-settlements.cron.js';
 import { NightlySettlementsRunner } from './nightly/nightly-settlements.runner.js';
+import { NightTracker } from './nightly/night-tracker.js';
 import {
   PullSettlementHandler,
   SETTLEMENT_NIGHT_COMMITTED,
@@ -53,6 +54,7 @@ export class SettlementsModule {
         Database,
         SettlementRepository,
         PullSettlementHandler,
+        NightTracker,
         NightlySettlementsRunner,
         NightlySettlementsCron,
       ],

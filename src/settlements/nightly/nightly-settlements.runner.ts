@@ -20,19 +20,14 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
-import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { SettlementFormat } from '../../payflow/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
-import { addDays } from '../../common/calendar.js';
-import { nightsToTrack, previousNight } from '../nights.js';
+import { previousNight } from '../nights.js';
 import { PullSettlementHandler, type PullResult } from '../pull/pull-settlement.handler.js';
 import { SettlementPullError } from '../settlement.errors.js';
-import { SettlementRepository } from '../settlement.repository.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
-
-/** pg_try_advisory_lock(namespace, key) of the nightly run. */
-export const NIGHTLY_RUN_LOCK = { namespace: 0x73746c01, key: 1 } as const;
+import { NightTracker } from './night-tracker.js';
 
 export interface NightReport {
   readonly organizationId: string;
@@ -77,8 +72,7 @@ function nightFailure(
 @Injectable()
 export class NightlySettlementsRunner {
   constructor(
-    @Inject(Database) private readonly database: Database,
-    @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
+    @Inject(NightTracker) private readonly nights: NightTracker,
     @Inject(PullSettlementHandler) private readonly pull: PullSettlementHandler,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
@@ -89,9 +83,7 @@ export class NightlySettlementsRunner {
   async run(now: Date = new Date(), signal?: AbortSignal): Promise<NightlyRunResult> {
     const started = Date.now();
     const night = previousNight(now, this.options.timeZone);
-    const held = await this.database.whileHolding(NIGHTLY_RUN_LOCK, () =>
-      this.runLocked(night, started, signal),
-    );
+    const held = await this.nights.whileRunLocked(() => this.runLocked(night, started, signal));
     return (
       held?.value ?? {
         ran: false,
@@ -114,19 +106,9 @@ export class NightlySettlementsRunner {
     const pulled: NightReport[] = [];
     const failed: NightFailure[] = [];
     let stillMissing = 0;
-    const sql = this.database.sql;
     for (const organization of organizations) {
       for (const format of this.options.formats) {
-        const newest = await this.settlements.newestNight(sql, organization.id, format);
-        await this.settlements.trackNights(
-          sql,
-          organization.id,
-          format,
-          nightsToTrack(newest, lastNight),
-        );
-        const missing = (await this.settlements.missingNights(sql, organization.id, format)).filter(
-          (night) => night.date <= lastNight,
-        );
+        const missing = await this.nights.missingUpTo(organization.id, format, lastNight);
         let remaining = missing.length;
         let transientFailure = false;
         for (const night of missing) {
@@ -181,14 +163,11 @@ export class NightlySettlementsRunner {
     failed: NightFailure[],
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const count = this.options.recheckNights ?? 0;
-    if (count <= 0) return;
-    const range = { from: addDays(lastNight, -(count - 1)), to: lastNight };
-    const nights = await this.settlements.pulledNights(
-      this.database.sql,
+    const nights = await this.nights.pulledLately(
       organizationId,
       format,
-      range,
+      lastNight,
+      this.options.recheckNights ?? 0,
     );
     for (const night of nights) {
       if (signal?.aborted === true) return;
