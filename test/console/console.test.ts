@@ -387,6 +387,23 @@ describe('the operator console in a browser', () => {
     await screenshot(page, join(SHOTS, 'refused-csrf.png'));
   });
 
+  it('signs out: the session ends at once, and its cookie opens nothing any more', async () => {
+    const page = await newPage();
+    await signIn(page);
+    const before = await page.context().cookies();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/console/login');
+    // The old cookie, put back as a copied cookie would be, is refused.
+    await page.context().addCookies(before);
+    await page.goto(`${worker.managementUrl}/console/search`);
+    expect(new URL(page.url()).pathname).toBe('/console/login');
+    const { rows } = await db.query<{ action: string }>(
+      `SELECT action FROM operator_actions WHERE actor = $1 AND action IN ('sign_in', 'sign_out')`,
+      [OPERATOR],
+    );
+    expect(rows.map((row) => row.action)).toContain('sign_out');
+  });
+
   it('ends a session left idle, and asks to sign in again', async () => {
     const page = await newPage();
     await signIn(page);
