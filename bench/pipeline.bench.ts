@@ -28,8 +28,16 @@
  * sequencing (ORDER_SEQUENCING=partition: one event per partition in flight, the baseline)
  * at sandbox latency 0 and 100 ms; the partition baselines run on bounded subsets (2,000
  * events at 100 ms, 6,000 at 0 ms). key-100ms-heap192 repeats key-100ms with the worker's
- * V8 heap capped (--max-old-space-size=192). Plus the bare API rate: POST /api/payments
- * on a sandbox child at concurrency 64 (measureCreatePaymentRate).
+ * V8 heap capped (--max-old-space-size=192). reference-100ms runs the reference pipeline
+ * (bench/reference/reference-pipeline.ts: plain Node, the irreducible at-least-once work)
+ * instead of the worker, on the same load, Kafka, sandbox and Postgres (a database migrated
+ * for it): the bridge's figures are judged as ratios to it (issue 21). Plus the bare API
+ * rate: POST /api/payments on a sandbox child at concurrency 64 (measureCreatePaymentRate).
+ *
+ * Every scenario runs BENCH_RUNS times (3), run by run so that a drift of the machine hits
+ * every scenario alike; each figure is the median of the runs that count, with their range.
+ * A run is disturbed (left out) when the machine was busy before it or other programs took
+ * more than 15 % of a core during it (bench/pipeline/report.ts).
  *
  * Every scenario is bounded in time and waits for a quiet machine first (other programs'
  * load lowers every figure). After it: exactly N distinct payment.created, no duplicates,
@@ -43,8 +51,9 @@
  * BENCH_WORKER_ENV ("K=V,K=V": more worker variables), BENCH_WORKER_NODE_ARGS (node flags),
  * BENCH_WORKER_LOG (file prefix for the worker's output), BENCH_WORKER_MAIN (another build's
  * dist/src/main.js, to compare builds), BENCH_CPU_PROF=1 (V8 CPU profiles
- * into bench/results/profiles), BENCH_SKIP_BARE=1, BENCH_KEEP_DB=1.
- * Results: bench/results/pipeline.json and pipeline.md.
+ * into bench/results/profiles), BENCH_SKIP_BARE=1, BENCH_KEEP_DB=1, BENCH_RUNS (3),
+ * BENCH_RESULTS_DIR (another directory for the results, e.g. for a smoke run).
+ * Results: bench/results/pipeline.json, pipeline.md and pipeline.svg (the picture).
  */
 import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
 import { randomUUID } from 'node:crypto';
@@ -64,8 +73,8 @@ import {
   databaseCounts,
   dropDatabase,
   freshDatabase,
+  migrateDatabase,
   benchDatabaseName,
-  type DatabaseCounts,
 } from './pipeline/database.js';
 import {
   type BenchEvent,
@@ -76,15 +85,22 @@ import {
   paymentRequests,
   percentiles,
 } from './pipeline/load.js';
-import {
-  RssSampler,
-  cpuBetween,
-  cpuSnapshot,
-  machineBusyPercent,
-  type CpuUse,
-} from './pipeline/proc.js';
+import { RssSampler, cpuBetween, cpuSnapshot, machineBusyPercent } from './pipeline/proc.js';
 import { WorkerProcess } from '../testbed/worker-process.js';
-import { MetricsSampler, metricSum, type MemorySample } from './pipeline/metrics.js';
+import { MetricsSampler, metricSum } from './pipeline/metrics.js';
+import {
+  TARGET_PACED_RATE,
+  comparisons,
+  disturbance,
+  markdown,
+  summarize,
+  targets,
+  writePipelineChart,
+  type KafkaKind,
+  type Latency,
+  type Program,
+  type ScenarioResult,
+} from './pipeline/report.js';
 
 interface Topics {
   readonly orders: string;
@@ -100,9 +116,6 @@ const TOPICS: Topics = {
   settlements: 'payflow.settlements.v1',
 };
 
-/** Where a scenario's events flow: librdkafka's mock, or a real 3-node KRaft cluster. */
-type KafkaKind = 'mock' | 'kraft-3';
-
 /** A scenario's Kafka: its brokers, its topics, what the worker needs on it, how to stop. */
 interface ScenarioKafka {
   readonly brokers: readonly string[];
@@ -115,13 +128,15 @@ interface ScenarioKafka {
   stop(): Promise<void>;
 }
 
-/** Paced rate of the real-Kafka latency target (p99 < 250 ms at 500 orders/s). */
-const TARGET_PACED_RATE = 500;
-
 const PER_ORDER = 4;
+
+/** The reference pipeline's build (bench/reference/reference-pipeline.ts). */
+const REFERENCE_MAIN = fileURLToPath(new URL('./reference/reference-pipeline.js', import.meta.url));
 
 interface Scenario {
   readonly name: string;
+  /** Default: the bridge (the worker). */
+  readonly program?: Program;
   readonly kafka: KafkaKind;
   /** Fixed rate of the paced phase; default half the throughput just measured. */
   readonly pacedRate?: number;
@@ -134,69 +149,6 @@ interface Scenario {
   /** Node flags of the worker (besides BENCH_WORKER_NODE_ARGS). */
   readonly nodeArgs?: readonly string[];
   readonly note?: string;
-}
-
-interface Latency {
-  readonly p50: number;
-  readonly p95: number;
-  readonly p99: number;
-  readonly max: number;
-}
-
-interface ScenarioResult {
-  readonly name: string;
-  readonly kafka: KafkaKind;
-  readonly sequencing: 'key' | 'partition';
-  readonly sandboxLatencyMs: number;
-  readonly note?: string;
-  readonly events: number;
-  readonly completed: number;
-  readonly finishedInBound: boolean;
-  readonly durationMs: number;
-  readonly ordersPerSecond: number;
-  /** From max(produce time, start of consumption) to payment.created, in the backlog. */
-  readonly backlogLatencyMs: Latency;
-  /** Paced phase: produce → payment.created at `pacedRate` events/s. */
-  readonly paced: {
-    readonly rate: number;
-    readonly events: number;
-    readonly completed: number;
-    readonly latencyMs: Latency;
-    /** Where the paced events' latency went (see stageBreakdown). */
-    readonly stagesMs: Record<string, Latency>;
-  } | null;
-  readonly workerMaxRssMb: number;
-  /**
-   * Postgres transactions committed per order (all of them: group commits, relay batches,
-   * polls), from the throughput window to 1 s after it.
-   */
-  readonly postgresCommitsPerOrder: number;
-  /** Node flags the worker ran with (none: Node's defaults). */
-  readonly workerNodeArgs: readonly string[];
-  /** Node's view at the /metrics sample with the highest RSS (heap vs buffers). */
-  readonly workerMemoryAtPeak: MemorySample | null;
-  /** From the worker's /metrics at the end of the throughput phase. */
-  readonly workerCounters: {
-    readonly payflowCallMeanMs: number;
-    readonly fetchWaitsForRoom: number;
-    readonly outboxPublished: number;
-    /** Group commit: units per committed transaction, and how many transactions. */
-    readonly meanDbBatchUnits: number;
-    readonly dbBatches: number;
-  } | null;
-  /** Busy share of the machine (all cores) just before the scenario started. */
-  readonly machineBusyBeforePct: number;
-  readonly cpu: CpuUse;
-  readonly workerStartMs: number;
-  readonly workerExitCode: number | null;
-  readonly workerWarnings: number;
-  readonly workerWarningSamples: string[];
-  readonly duplicates: number;
-  readonly deadLetters: number;
-  readonly otherStatusEvents: Record<string, number>;
-  readonly database: DatabaseCounts;
-  readonly valid: boolean;
-  readonly problems: string[];
 }
 
 function envNumber(name: string, fallback: number): number {
@@ -278,8 +230,10 @@ async function realKafka(cluster: KraftCluster, scenario: string): Promise<Scena
 async function runScenario(
   scenario: Scenario,
   index: number,
+  run: number,
   realCluster: KraftCluster | undefined,
 ): Promise<ScenarioResult> {
+  const program: Program = scenario.program ?? 'bridge';
   const machineBusyBeforePct = await waitForQuietMachine();
   const maxInFlight = envNumber('BENCH_MAX_IN_FLIGHT', 1024);
   const pacedSeconds = envNumber('BENCH_PACED_SECONDS', 10);
@@ -291,6 +245,8 @@ async function runScenario(
   const label = `${scenario.kafka}-${scenario.name}`;
   const dbName = benchDatabaseName(label);
   const databaseUrl = await freshDatabase(dbName);
+  // The worker migrates its database at start-up; the reference writes into the same schema.
+  if (program === 'reference') await migrateDatabase(databaseUrl);
   let cluster: ScenarioKafka;
   if (scenario.kafka === 'mock') {
     cluster = await mockKafka();
@@ -317,6 +273,13 @@ async function runScenario(
     reader = await readerStarting;
     log(`  ${events.length} events produced; starting the worker`);
 
+    // The reference runs with Node's defaults whatever the worker is given.
+    const nodeArgs = [
+      ...(scenario.nodeArgs ?? []),
+      ...(program === 'reference' ? '' : (process.env.BENCH_WORKER_NODE_ARGS ?? ''))
+        .split(' ')
+        .filter(Boolean),
+    ];
     const spawnedAt = performance.now();
     const profDir = process.env.BENCH_CPU_PROF === '1' ? profileDir(label) : undefined;
     worker = await WorkerProcess.start({
@@ -347,13 +310,12 @@ async function runScenario(
         ...extraWorkerEnv(),
       },
       ...(profDir === undefined ? {} : { cpuProfileDir: profDir }),
-      nodeArgs: [
-        ...(scenario.nodeArgs ?? []),
-        ...(process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-      ],
-      ...(process.env.BENCH_WORKER_MAIN === undefined
-        ? {}
-        : { main: process.env.BENCH_WORKER_MAIN }),
+      nodeArgs,
+      ...(program === 'reference'
+        ? { main: REFERENCE_MAIN }
+        : process.env.BENCH_WORKER_MAIN === undefined
+          ? {}
+          : { main: process.env.BENCH_WORKER_MAIN }),
       ...(process.env.BENCH_WORKER_LOG === undefined
         ? {}
         : { logFile: `${process.env.BENCH_WORKER_LOG}.${label}.log` }),
@@ -442,12 +404,14 @@ async function runScenario(
         perOrder: PER_ORDER,
         seed: 40_000 + index,
       }).slice(0, count);
+      const pacedCpuStart = cpuSnapshot(worker.pid, sandbox.pid, cluster.brokerPids());
       await producer.sendPaced(pacedEvents, rate);
       await status.waitFor(
         () =>
           pacedEvents.every((event) => status.created.has(event.eventId)) || status.deadLetters > 0,
         performance.now() + 30_000,
       );
+      const pacedCpuEnd = cpuSnapshot(worker.pid, sandbox.pid, cluster.brokerPids());
       const latencies = pacedEvents.flatMap((event) => {
         const created = status.created.get(event.eventId);
         const produced = producer?.producedAt.get(event.eventId);
@@ -461,6 +425,7 @@ async function runScenario(
         events: pacedEvents.length,
         completed: latencies.length,
         latencyMs: percentiles(latencies),
+        cpu: cpuBetween(pacedCpuStart, pacedCpuEnd, latencies.length),
       };
       log(
         `  paced latency at ${rate}/s: p50 ${paced.latencyMs.p50} ms, p95 ${paced.latencyMs.p95} ms, ` +
@@ -483,7 +448,7 @@ async function runScenario(
     await new Promise((resolve) => setTimeout(resolve, 500));
     const database = await databaseCounts(databaseUrl);
     const stagesMs =
-      paced === null
+      paced === null || program === 'reference'
         ? {}
         : await stageBreakdown(databaseUrl, pacedEvents, producer.producedAt, status.created);
     const expectedCreated = completedIds.length + (paced?.completed ?? 0);
@@ -516,8 +481,14 @@ async function runScenario(
       database.paymentsCreated === expectedCreated &&
       exitCode === 0 &&
       (paced === null || paced.completed === paced.events);
+    const pacedCpu = paced?.cpu ?? null;
+    const disturbed = disturbance({ machineBusyBeforePct, cpu, pacedCpu });
+    if (disturbed !== null) log(`  DISTURBED: ${disturbed}`);
     return {
       name: scenario.name,
+      program,
+      run,
+      disturbed,
       kafka: scenario.kafka,
       sequencing: scenario.sequencing,
       sandboxLatencyMs: scenario.latencyMs,
@@ -530,7 +501,7 @@ async function runScenario(
       backlogLatencyMs: percentiles(backlog),
       paced: paced === null ? null : { ...paced, stagesMs },
       workerMaxRssMb: round(maxRss / 1024 / 1024, 1),
-      workerNodeArgs: scenario.nodeArgs ?? [],
+      workerNodeArgs: nodeArgs,
       postgresCommitsPerOrder,
       workerMemoryAtPeak: metrics?.peak ?? null,
       workerCounters,
@@ -646,6 +617,15 @@ function scenarios(events: number): Scenario[] {
     },
     { name: 'key-100ms', sequencing: 'key', latencyMs: 100, events, boundMs: 120_000 },
     {
+      name: 'reference-100ms',
+      program: 'reference',
+      sequencing: 'key',
+      latencyMs: 100,
+      events,
+      boundMs: 120_000,
+      note: 'the reference pipeline (bench/reference/reference-pipeline.ts): plain Node, no Nest; per order one POST /api/payments, one INSERT in autocommit, one produce of payment.created, offsets committed after: the floor the bridge is measured against',
+    },
+    {
       name: 'key-100ms-heap192',
       sequencing: 'key',
       latencyMs: 100,
@@ -680,179 +660,6 @@ function scenarios(events: number): Scenario[] {
   return only.length === 0 ? all : all.filter((scenario) => only.includes(scenario.name));
 }
 
-function formatLatency(latency: Latency | undefined): string {
-  return latency === undefined ? '–' : `${latency.p50} / ${latency.p95} / ${latency.p99}`;
-}
-
-interface Target {
-  readonly name: string;
-  readonly required: string;
-  readonly reached: string;
-  readonly met: boolean | null;
-}
-
-/** The issue's targets on real Kafka (3 nodes, Payflow at 100 ms, these 2 cores). */
-function realKafkaTargets(results: readonly ScenarioResult[]): Target[] {
-  const real = new Map(
-    results.filter((result) => result.kafka === 'kraft-3').map((result) => [result.name, result]),
-  );
-  const key100 = real.get('key-100ms');
-  const part100 = real.get('partition-100ms');
-  if (key100 === undefined) return [];
-  const speedup =
-    part100 === undefined || part100.ordersPerSecond === 0
-      ? undefined
-      : key100.ordersPerSecond / part100.ordersPerSecond;
-  const paced = key100.paced;
-  return [
-    {
-      name: 'real Kafka, 100 ms: orders/s (key-100ms)',
-      required: '>= 1000',
-      reached: String(key100.ordersPerSecond),
-      met: key100.valid && key100.ordersPerSecond >= 1_000,
-    },
-    {
-      name: 'real Kafka, 100 ms: key-100ms / partition-100ms',
-      required: '>= 15x',
-      reached:
-        speedup === undefined || part100 === undefined
-          ? 'not run'
-          : `${round(speedup, 1)}x (${key100.ordersPerSecond} / ${part100.ordersPerSecond})`,
-      met: speedup === undefined ? null : speedup >= 15,
-    },
-    {
-      name: 'real Kafka, 100 ms: worker CPU per order (key-100ms)',
-      required: '<= 0.25 ms',
-      reached: `${key100.cpu.workerMsPerOrder} ms`,
-      met: key100.valid && key100.cpu.workerMsPerOrder <= 0.25,
-    },
-    {
-      name: `real Kafka, 100 ms: p99 event → payment.created at a paced ${TARGET_PACED_RATE}/s`,
-      required: '< 250 ms',
-      reached:
-        paced === null
-          ? 'not run'
-          : `${paced.latencyMs.p99} ms (${paced.completed} events at ${paced.rate}/s)`,
-      met: paced === null ? null : paced.rate === TARGET_PACED_RATE && paced.latencyMs.p99 < 250,
-    },
-  ];
-}
-
-function targets(results: readonly ScenarioResult[], bare: CreatePaymentRate | null): Target[] {
-  const byName = new Map(
-    results.filter((result) => result.kafka === 'mock').map((result) => [result.name, result]),
-  );
-  const part100 = byName.get('partition-100ms');
-  const key0 = byName.get('key-0ms');
-  const list: Target[] = [...realKafkaTargets(results)];
-  for (const name of ['key-100ms', 'key-100ms-heap192']) {
-    const key100 = byName.get(name);
-    if (key100 === undefined) continue;
-    list.push({
-      name: `mock, 100 ms: orders/s (${name})`,
-      required: '>= 1000',
-      reached: String(key100.ordersPerSecond),
-      met: key100.valid && key100.ordersPerSecond >= 1_000,
-    });
-    const speedup =
-      part100 === undefined || part100.ordersPerSecond === 0
-        ? undefined
-        : key100.ordersPerSecond / part100.ordersPerSecond;
-    list.push({
-      name: `mock, 100 ms: ${name} / partition-100ms`,
-      required: '>= 15x',
-      reached:
-        speedup === undefined || part100 === undefined
-          ? 'not run'
-          : `${round(speedup, 1)}x (${key100.ordersPerSecond} / ${part100.ordersPerSecond})`,
-      met: speedup === undefined ? null : speedup >= 15,
-    });
-  }
-  const share =
-    key0 === undefined || bare === null ? undefined : key0.ordersPerSecond / bare.requestsPerSecond;
-  list.push({
-    name: 'mock, 0 ms: orders/s vs bare API',
-    required: '>= 0.7x',
-    reached:
-      share === undefined || bare === null || key0 === undefined
-        ? 'not run'
-        : `${round(share, 2)}x (${key0.ordersPerSecond} / ${bare.requestsPerSecond})`,
-    met: share === undefined ? null : share >= 0.7,
-  });
-  const rssTarget = (name: string, of: readonly ScenarioResult[]): Target => {
-    const maxRss = Math.max(0, ...of.map((result) => result.workerMaxRssMb));
-    return {
-      name,
-      required: '< 300 MB',
-      reached: of.length === 0 ? 'not run' : `${maxRss} MB (max)`,
-      met: of.length === 0 ? null : maxRss < 300,
-    };
-  };
-  list.push(
-    rssTarget(
-      'worker RSS, Node defaults',
-      results.filter((result) => result.workerNodeArgs.length === 0),
-    ),
-    rssTarget(
-      'worker RSS, --max-old-space-size=192',
-      results.filter((result) => result.workerNodeArgs.includes('--max-old-space-size=192')),
-    ),
-  );
-  return list;
-}
-
-function summary(
-  results: readonly ScenarioResult[],
-  bare: CreatePaymentRate | null,
-  settings: Record<string, unknown>,
-): string {
-  const lines: string[] = [];
-  lines.push('# Pipeline benchmark', '');
-  lines.push(
-    `${new Date().toISOString()} · node ${process.version} · ${JSON.stringify(settings)}`,
-    '',
-  );
-  lines.push(
-    '| kafka | scenario | orders/s | paced latency p50 / p95 / p99 ms (rate) | backlog latency p50 / p95 / p99 ms | worker max RSS MB | worker CPU % (ms/order) | postgres CPU % | sandbox CPU % | bench CPU % (mock Kafka inside) | Kafka JVMs CPU % | other CPU % | machine busy % | valid |',
-    '| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-  );
-  for (const result of results) {
-    lines.push(
-      `| ${result.kafka} | ${result.name}${result.note === undefined ? '' : ' *'} | ${result.ordersPerSecond} | ` +
-        `${result.paced === null ? '–' : `${formatLatency(result.paced.latencyMs)} (${result.paced.rate}/s)`} | ` +
-        `${formatLatency(result.backlogLatencyMs)} | ${result.workerMaxRssMb} | ` +
-        `${result.cpu.workerPct} (${result.cpu.workerMsPerOrder}) | ${result.cpu.postgresPct} | ` +
-        `${result.cpu.sandboxPct} | ${result.cpu.benchPct} | ${result.cpu.brokersPct} | ${result.cpu.otherPct} | ${result.cpu.machineBusyPct} | ` +
-        `${result.valid ? 'yes' : `NO: ${result.problems.join('; ')}`}` +
-        `${result.cpu.otherPct > 15 ? ` (disturbed: other programs took ${result.cpu.otherPct} % CPU)` : ''} |`,
-    );
-  }
-  if (bare !== null) {
-    lines.push(
-      `| – | bare API (POST /api/payments, concurrency ${bare.concurrency}) | ${bare.requestsPerSecond} | ` +
-        `p50 ${bare.p50Ms} / p99 ${bare.p99Ms} (per request) | – | – | – | – | ` +
-        `${round((bare.serverCpuMsPerRequest * bare.requestsPerSecond) / 10, 1)} | – | – | – | – | ${bare.errors === 0 ? 'yes' : `${bare.errors} errors`} |`,
-    );
-  }
-  const notes = results.filter((result) => result.note !== undefined);
-  if (notes.length > 0) {
-    lines.push('');
-    const noted = new Set<string>();
-    for (const result of notes) {
-      if (noted.has(result.name)) continue;
-      noted.add(result.name);
-      lines.push(`\\* ${result.name}: ${result.note ?? ''}`);
-    }
-  }
-  lines.push('', '| target | required | reached | met |', '| --- | --- | --- | --- |');
-  for (const target of targets(results, bare)) {
-    lines.push(
-      `| ${target.name} | ${target.required} | ${target.reached} | ${target.met === null ? '–' : target.met ? 'yes' : 'no'} |`,
-    );
-  }
-  return `${lines.join('\n')}\n`;
-}
-
 async function main(): Promise<void> {
   const events = envNumber('BENCH_EVENTS', 20_000);
   const settings = {
@@ -864,6 +671,7 @@ async function main(): Promise<void> {
     pacedSeconds: envNumber('BENCH_PACED_SECONDS', 10),
     workerEnv: extraWorkerEnv(),
     cores: cpus().length,
+    runs: envNumber('BENCH_RUNS', 3),
   };
   const started = performance.now();
   const idleBusy = await waitForQuietMachine();
@@ -892,18 +700,22 @@ async function main(): Promise<void> {
         `  ready in ${realCluster.figures.readyMs} ms, RSS ${realCluster.figures.rssMb.join(' + ')} MB`,
       );
     }
-    for (const [index, scenario] of list.entries()) {
-      log(
-        `${scenario.kafka} ${scenario.name}: ${scenario.events} events, sequencing ${scenario.sequencing}, sandbox ${scenario.latencyMs} ms`,
-      );
-      const result = await runScenario(scenario, index, realCluster);
-      results.push(result);
-      if (!result.valid) log(`  INVALID: ${result.problems.join('; ')}`);
+    // Run by run, every scenario in turn: a drift of the machine hits every scenario alike.
+    for (let run = 1; run <= settings.runs; run++) {
+      for (const [index, scenario] of list.entries()) {
+        log(
+          `run ${run}/${settings.runs}: ${scenario.kafka} ${scenario.name}: ${scenario.events} events, sequencing ${scenario.sequencing}, sandbox ${scenario.latencyMs} ms`,
+        );
+        const result = await runScenario(scenario, index, run, realCluster);
+        results.push(result);
+        if (!result.valid) log(`  INVALID: ${result.problems.join('; ')}`);
+      }
     }
   } finally {
     await realCluster?.stop();
   }
-  const text = summary(results, bare, settings);
+  const summaries = summarize(results);
+  const text = markdown(summaries, bare, settings, settings.runs);
   const output = {
     name: 'pipeline: order.payment_requested → payment.created',
     date: new Date().toISOString(),
@@ -913,16 +725,23 @@ async function main(): Promise<void> {
     machineBusyBeforePct: idleBusy,
     realKafkaStart,
     bareApi: bare,
-    scenarios: results,
-    targets: targets(results, bare),
+    /** Per scenario: the run with the median orders/s, and the medians of the runs counted. */
+    scenarios: summaries,
+    comparisons: comparisons(summaries),
+    targets: targets(summaries, bare),
+    runs: results,
   };
-  const directory = fileURLToPath(new URL('../../bench/results/', import.meta.url));
+  const directory =
+    process.env.BENCH_RESULTS_DIR === undefined
+      ? fileURLToPath(new URL('../../bench/results/', import.meta.url))
+      : `${process.env.BENCH_RESULTS_DIR.replace(/\/$/, '')}/`;
   await mkdir(directory, { recursive: true });
   await writeFile(`${directory}pipeline.json`, `${JSON.stringify(output, null, 2)}\n`);
   await writeFile(`${directory}pipeline.md`, text);
+  await writePipelineChart(`${directory}pipeline.svg`, summaries, settings.runs);
   log('');
   log(text);
-  log(`wrote ${directory}pipeline.json and pipeline.md (${output.totalSeconds} s)`);
+  log(`wrote ${directory}pipeline.json, .md and .svg (${output.totalSeconds} s)`);
   if (results.some((result) => !result.valid)) process.exitCode = 1;
 }
 

@@ -57,7 +57,8 @@ try {
       process.stdout.write(`round ${round}/${rounds}, build ${build} (${main})\n`);
       const run = spawnSync(process.execPath, [`${root}dist/bench/pipeline.bench.js`], {
         cwd: root,
-        env: { ...process.env, BENCH_WORKER_MAIN: main },
+        // One run per bench: the rounds alternate builds (BENCH_RUNS overrides).
+        env: { ...process.env, BENCH_RUNS: process.env.BENCH_RUNS ?? '1', BENCH_WORKER_MAIN: main },
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       if (run.status !== 0)

@@ -2,6 +2,8 @@
  * A fresh database per scenario (`payflow_bridge_bench_<scenario>`, dropped and created;
  * the worker migrates it at start-up) and the counts that validate a run.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 export const BENCH_POSTGRES = 'postgres://postgres@127.0.0.1:5432';
@@ -139,4 +141,23 @@ export async function commitsSoFar(url: string): Promise<number> {
   } finally {
     await client.end();
   }
+}
+
+/** Applies the worker's migrations to `url` (the build's migrate.js, as the worker would). */
+export async function migrateDatabase(url: string): Promise<void> {
+  const migrate = fileURLToPath(new URL('../../src/database/migrate.js', import.meta.url));
+  const { code, output } = await new Promise<{ code: number | null; output: string }>(
+    (resolve, reject) => {
+      const child = spawn(process.execPath, [migrate], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', DATABASE_URL: url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let text = '';
+      child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      child.once('error', reject);
+      child.once('exit', (exitCode) => resolve({ code: exitCode, output: text }));
+    },
+  );
+  if (code !== 0) throw new Error(`migrating ${url} failed (${String(code)}): ${output.trim()}`);
 }

@@ -50,7 +50,8 @@ function produce(message: Message): Promise<void> {
   return batch;
 }
 type Line = { description: string; quantity: number; unitPriceNet: string; taxRate: number };
-type Order = { orderNumber: string; customer: object; vehicles: object[]; lines: Line[] };
+type Vehicle = { numberPlate: string; brand: string; model: string; year: number };
+type Order = { orderNumber: string; customer: object; vehicles: Vehicle[]; lines: Line[] };
 type Data = Order & { currency: string; dueDate: string };
 type OrderEvent = { eventId: string; organizationId: string; orderId: string; data: Data };
 async function handle(headers: Record<string, string>, value: Buffer): Promise<void> {
@@ -64,16 +65,15 @@ async function handle(headers: Record<string, string>, value: Buffer): Promise<v
     const vatAmount = (lineGross - lineNet) / 100;
     return { description, quantity, taxRate, lineType: 'regular', vatAmount, ...prices };
   });
-  const currency = data.currency;
-  const amounts = { currency, totalGrossAmount: gross / 100, totalNetAmount: net / 100 };
-  const objects = data.vehicles.map((vehicle) => ({ type: 'newCar', ...vehicle }));
+  const totals = { totalGrossAmount: gross / 100, totalNetAmount: net / 100 };
+  const objects = data.vehicles.map((car) => ({ ...car, type: 'newCar', year: `${car.year}` }));
   const apiKey = randomUUID();
   const response = await http.request({
     ...{ path: payflow.pathname, method: 'POST', headers },
     body: JSON.stringify({
       customer: data.customer,
       order: { orderNumber: data.orderNumber, objects },
-      payment: { ...amounts, dueDate: data.dueDate, items },
+      payment: { currency: data.currency, ...totals, dueDate: data.dueDate, items },
       callback: { url: `https://127.0.0.1/webhooks/${randomUUID()}`, api_key: apiKey },
     }),
   });
@@ -85,10 +85,10 @@ async function handle(headers: Record<string, string>, value: Buffer): Promise<v
     `INSERT INTO payments (id, order_id, event_id, organization_id, payflow_id, state, currency,
        total_gross_minor, total_net_minor, payment_link, webhook_token, api_key_hash)
      VALUES ($1, $2, $3, $4, $5, 'created', $6, $7, $8, $9, $10, $11)`,
-    [id, orderId, eventId, organizationId, created.id, currency, gross, net, link, ...secrets],
+    [id, orderId, eventId, organizationId, created.id, data.currency, gross, net, link, ...secrets],
   );
   const head = { eventId: randomUUID(), type: 'payment.created', organizationId, orderId };
-  const payload = { sourceEventId: eventId, paymentLink: link, ...amounts };
+  const payload = { sourceEventId: eventId, paymentLink: link, currency: data.currency, ...totals };
   const event = { ...head, occurredAt: new Date().toISOString(), paymentId: id, data: payload };
   await produce({ key: orderId, value: JSON.stringify(event) });
 }
