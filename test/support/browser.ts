@@ -5,7 +5,8 @@
  * launch gets a fresh, empty profile (playwright's temporary user-data-dir).
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,8 +34,19 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
 }
 
-/** A full-page screenshot written to `path` (its folder made if missing). */
+/**
+ * A full-page screenshot. It goes to `path` (docs/console/…) only with UPDATE_SCREENSHOTS=1, so
+ * that a test run leaves the committed pictures alone; otherwise to a temporary folder. Either
+ * way the picture is taken and must be a non-empty PNG.
+ */
 export async function screenshot(page: Page, path: string): Promise<void> {
-  mkdirSync(dirname(path), { recursive: true });
-  await page.screenshot({ path, fullPage: true, animations: 'disabled' });
+  const target =
+    process.env.UPDATE_SCREENSHOTS === '1'
+      ? path
+      : join(tmpdir(), 'payflow-bridge-screenshots', basename(path));
+  mkdirSync(dirname(target), { recursive: true });
+  const png = await page.screenshot({ path: target, fullPage: true, animations: 'disabled' });
+  if (png.length < 1000 || png.subarray(1, 4).toString('latin1') !== 'PNG') {
+    throw new Error(`screenshot ${basename(path)} is not a picture (${png.length} bytes)`);
+  }
 }
