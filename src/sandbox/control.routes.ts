@@ -2,7 +2,12 @@
  * The control API at /sandbox/* (no auth, no latency, no faults): CONTRACT §7 plus
  * the clock, payment-method, redelivery, hold/release, settlement seeding, client secret
  * rotation, stats and OpenAPI extras.
+ *
+ * Every answer does work bounded by what it returns, never by what the sandbox holds: the
+ * listings are paged (`limit`, `cursor` → `nextCursor`), and seeding many settlement rows
+ * gives the event loop a turn every SEED_CHUNK rows.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { ValidationError } from '../common/app-error.js';
 import { toMinorUnits } from '../common/money.js';
@@ -107,12 +112,12 @@ export function registerControlRoutes(
     return organization;
   });
 
-  app.post('/sandbox/settlements', (request, reply) => {
+  app.post('/sandbox/settlements', async (request, reply) => {
     const seed = parseOr422(settlementSeedSchema, request.body, 'body');
     const organizationId = seed.organizationId ?? DEFAULT_ORGANIZATION_ID;
     const organization = state.organizations.get(organizationId);
     if (!organization) throw notFound(`no organization ${organizationId}`);
-    const booked = seedSettlements(state, organization, seed);
+    const booked = await seedSettlements(state, organization, seed);
     const malformedLines = seed.malformedLines ?? [];
     state.addMalformedSettlementLines(organization.id, seed.date, malformedLines);
     void reply.code(201);
@@ -136,15 +141,19 @@ export function registerControlRoutes(
   });
 
   app.get('/sandbox/payments', (request) => {
-    const { organizationId } = parseOr422(paymentsQuerySchema, request.query, 'query');
-    const all = [...state.payments.values()];
-    return {
-      payments: all
-        .filter(
-          (payment) => organizationId === undefined || payment.organizationId === organizationId,
-        )
-        .map(sandboxPaymentView),
-    };
+    const { organizationId, limit, cursor } = parseOr422(
+      paymentsQuerySchema,
+      request.query,
+      'query',
+    );
+    const page = state.payments.page(
+      cursor,
+      limit,
+      organizationId === undefined
+        ? undefined
+        : (payment) => payment.organizationId === organizationId,
+    );
+    return { payments: page.items.map(sandboxPaymentView), nextCursor: page.nextCursor };
   });
 
   app.get('/sandbox/payments/:id', (request) => {
@@ -167,8 +176,9 @@ export function registerControlRoutes(
   });
 
   app.get('/sandbox/webhook-deliveries', (request) => {
-    const filter = parseOr422(deliveriesQuerySchema, request.query, 'query');
-    return { deliveries: webhooks.list(filter).map(deliveryView) };
+    const { limit, cursor, ...filter } = parseOr422(deliveriesQuerySchema, request.query, 'query');
+    const page = webhooks.page(filter, cursor, limit);
+    return { deliveries: page.items.map(deliveryView), nextCursor: page.nextCursor };
   });
 
   app.post('/sandbox/webhook-deliveries/:id/redeliver', async (request) =>
@@ -215,15 +225,25 @@ export function registerControlRoutes(
     return { requests: context.traces.find(traceId) };
   });
 
-  app.get('/sandbox/stats', () => ({
-    payments: state.payments.size,
-    tokens: state.tokens.size,
-    webhookDeliveries: webhooks.list().length,
-    scheduledJobs: scheduler.size,
-    now: isoOf(clock.now()),
-    cpuMicros: process.cpuUsage(),
-    rssBytes: process.memoryUsage().rss,
-  }));
+  app.get('/sandbox/stats', () => {
+    const memory = process.memoryUsage();
+    return {
+      payments: state.payments.size,
+      tokens: state.tokens.size,
+      webhookDeliveries: webhooks.size,
+      settlementMovements: state.movements.size,
+      scheduledJobs: scheduler.size,
+      limits: {
+        payments: state.payments.limit,
+        webhookDeliveries: webhooks.limit,
+        settlementMovements: state.movements.limit,
+      },
+      now: isoOf(clock.now()),
+      cpuMicros: process.cpuUsage(),
+      rssBytes: memory.rss,
+      heapUsedBytes: memory.heapUsed,
+    };
+  });
 
   app.get('/sandbox/openapi.json', () => {
     openApi ??= buildOpenApiDocument(baseUrl());
@@ -232,18 +252,22 @@ export function registerControlRoutes(
 }
 
 const DAY_MS = 86_400_000;
+/** Synthetic settlement rows booked between two turns of the event loop. */
+const SEED_CHUNK = 5_000;
 /** When a seeded movement without bookedAt is booked: noon UTC of its date. */
 const DEFAULT_BOOKED_OFFSET_MS = 12 * 3_600_000;
 
 /**
  * Books the seed's movements, then its `count` synthetic ones, on the seed's date; returns
- * how many. Everything is checked before anything is booked.
+ * how many. Everything is checked before anything is booked. The synthetic rows are booked
+ * SEED_CHUNK at a time, with a turn of the event loop between (a million of them would
+ * otherwise hold every other request for seconds).
  */
-function seedSettlements(
+async function seedSettlements(
   state: SandboxState,
   organization: Organization,
   seed: SettlementSeed,
-): number {
+): Promise<number> {
   const dayStart = startOfUtcDate(seed.date) ?? 0; // the schema accepts calendar dates only
   const details: Detail[] = [];
   const resolved = (seed.movements ?? []).map((movement, index) => {
@@ -308,7 +332,7 @@ function seedSettlements(
       bookedAt,
     };
   });
-  for (const movement of booked) state.movements.push(movement);
+  for (const movement of booked) state.movements.add(movement);
 
   // Synthetic rows: 100 + i mod 997 whole units and (7 i) mod 100 hundredths (whole units
   // only without minor units), every 10th a refund; booked in order over the UTC day.
@@ -316,11 +340,12 @@ function seedSettlements(
   const unit = toMinorUnits('1', organization.currency);
   const hundredth = unit >= 100 ? toMinorUnits('0.01', organization.currency) : 0;
   for (let i = 0; i < count; i += 1) {
+    if (i > 0 && i % SEED_CHUNK === 0) await yieldToEventLoop();
     const bookedAt = dayStart + Math.floor((i * DAY_MS) / count);
     const minor = (100 + (i % 997)) * unit + ((i * 7) % 100) * hundredth;
     const refund = i % 10 === 9;
     const paymentNumber = state.nextPaymentNumber++;
-    state.movements.push({
+    state.movements.add({
       id: newObjectId(bookedAt),
       organizationId: organization.id,
       paymentId: newObjectId(bookedAt),

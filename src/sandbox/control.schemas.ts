@@ -62,12 +62,35 @@ export const paymentMethodsSchema = z.object({
   ),
 });
 
+/** Items of a listing page when the query gives no `limit`. */
+export const DEFAULT_PAGE_SIZE = 1_000;
+/** The largest `limit` a listing takes. */
+export const MAX_PAGE_SIZE = 5_000;
+
+/** `limit` and `cursor` of a paged listing (GET /sandbox/payments, /sandbox/webhook-deliveries). */
+const pageQuery = {
+  limit: z
+    .string()
+    .regex(/^\d+$/, { message: `must be an integer 1-${MAX_PAGE_SIZE}`, abort: true })
+    .transform(Number)
+    .refine((limit) => limit >= 1 && limit <= MAX_PAGE_SIZE, {
+      message: `must be an integer 1-${MAX_PAGE_SIZE}`,
+    })
+    .default(DEFAULT_PAGE_SIZE),
+  /** The `nextCursor` of the page before (opaque). */
+  cursor: z.string().regex(/^\d+$/, { message: 'must be a nextCursor of this listing' }).optional(),
+};
+
 export const deliveriesQuerySchema = z.object({
   paymentId: z.string().optional(),
   kind: z.string().optional(),
+  ...pageQuery,
 });
 
-export const paymentsQuerySchema = z.object({ organizationId: z.string().optional() });
+export const paymentsQuerySchema = z.object({
+  organizationId: z.string().optional(),
+  ...pageQuery,
+});
 
 /** Most synthetic settlement rows one POST /sandbox/settlements books. */
 export const MAX_SYNTHETIC_SETTLEMENTS = 1_000_000;

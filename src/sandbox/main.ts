@@ -5,7 +5,9 @@
  * (comma-separated domains; default localhost,127.0.0.1), SANDBOX_SHAPES (standard, or
  * alternate: other legal shapes where the spec leaves them open), SANDBOX_LOG_LEVEL (info),
  * SANDBOX_CLIENT_SECRET_FILE (the built-in client's secret, from a file: the file's content,
- * one trailing newline removed; default sandbox-secret).
+ * one trailing newline removed; default sandbox-secret), and what it keeps at most over a
+ * long run (docs/sandbox.md): SANDBOX_MAX_PAYMENTS (25000), SANDBOX_MAX_WEBHOOK_DELIVERIES
+ * (20000), SANDBOX_MAX_SETTLEMENT_MOVEMENTS (500000).
  */
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '../common/logger.js';
@@ -55,6 +57,11 @@ async function main(): Promise<void> {
     tokenTtlSeconds: env.SANDBOX_TOKEN_TTL_SECONDS,
     shapes: env.SANDBOX_SHAPES,
     logger,
+    retention: {
+      maxPayments: env.SANDBOX_MAX_PAYMENTS,
+      maxWebhookDeliveries: env.SANDBOX_MAX_WEBHOOK_DELIVERIES,
+      maxMovements: env.SANDBOX_MAX_SETTLEMENT_MOVEMENTS,
+    },
     ...(webhookCa ? { webhookCa } : {}),
     ...(defaultClientSecret === undefined ? {} : { defaultClientSecret }),
     ...(env.SANDBOX_WEBHOOK_WHITELIST ? { webhookWhitelist: env.SANDBOX_WEBHOOK_WHITELIST } : {}),

@@ -132,7 +132,11 @@ export class PaymentLifecycle {
     installment.numFailed++;
     installment.lastFailedAt = at;
     const version = ++installment.debitVersion;
-    this.scheduler.schedule(at + DAY_MS, (time) => this.debit(payment, installment, version, time));
+    this.scheduler.schedule(
+      at + DAY_MS,
+      (time) => this.debit(payment, installment, version, time),
+      payment.id,
+    );
   }
 
   /** SUCCESS when every live installment is paid, INITIATED once one is. */
@@ -150,7 +154,11 @@ export class PaymentLifecycle {
     const dueAt = startOfUtcDate(installment.date);
     if (dueAt === undefined) return;
     const version = ++installment.debitVersion;
-    this.scheduler.schedule(dueAt, (time) => this.debit(payment, installment, version, time));
+    this.scheduler.schedule(
+      dueAt,
+      (time) => this.debit(payment, installment, version, time),
+      payment.id,
+    );
   }
 
   /** A money movement: one settlement CSV row (negative for refunds). */
@@ -161,7 +169,7 @@ export class PaymentLifecycle {
     type: 'payment' | 'refund',
     at: number,
   ): void {
-    this.state.movements.push({
+    this.state.movements.add({
       id: newObjectId(at),
       organizationId: payment.organizationId,
       paymentId: payment.id,
@@ -232,7 +240,7 @@ export class PaymentLifecycle {
     ) {
       return;
     }
-    if (this.state.payments.get(payment.id) !== payment) return; // forgotten by a reset
+    if (this.state.payments.get(payment.id) !== payment) return; // forgotten (reset, bound)
     const previous = payment.status;
     this.charge(payment, installment, at);
     this.updateStatusFromInstallments(payment);

@@ -180,7 +180,7 @@ export class PaymentsService {
       manualPaidNote: null,
       terminalFailures: 0,
     };
-    this.state.payments.set(id, payment);
+    this.state.payments.add(payment);
     for (const installment of payment.installments ?? [])
       this.lifecycle.scheduleDebit(payment, installment);
     // The answer shows the payment as created; the link goes out right after it, so the

@@ -3,7 +3,10 @@
  * naming the variable and what is wrong.
  */
 import { z } from 'zod';
+import { DEFAULT_MAX_MOVEMENTS } from './movement-ledger.js';
 import { SHAPE_NAMES } from './shapes.js';
+import { DEFAULT_MAX_PAYMENTS } from './state.js';
+import { DEFAULT_MAX_WEBHOOK_DELIVERIES } from './webhooks.js';
 
 const integer = (min: number, max: number, what: string) =>
   z
@@ -33,6 +36,18 @@ export const sandboxEnvSchema = z.object({
   SANDBOX_SHAPES: z
     .enum(SHAPE_NAMES, { message: `must be ${SHAPE_NAMES.join(' or ')}` })
     .default('standard'),
+  /** Payments kept at most (docs/sandbox.md, "A long run"). */
+  SANDBOX_MAX_PAYMENTS: integer(1, 10_000_000, 'an integer 1-10000000').default(
+    DEFAULT_MAX_PAYMENTS,
+  ),
+  /** Webhook deliveries kept at most. */
+  SANDBOX_MAX_WEBHOOK_DELIVERIES: integer(1, 10_000_000, 'an integer 1-10000000').default(
+    DEFAULT_MAX_WEBHOOK_DELIVERIES,
+  ),
+  /** Settlement movements (CSV rows) kept at most. */
+  SANDBOX_MAX_SETTLEMENT_MOVEMENTS: integer(1, 100_000_000, 'an integer 1-100000000').default(
+    DEFAULT_MAX_MOVEMENTS,
+  ),
   SANDBOX_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be fatal, error, warn, info, debug, trace or silent',

@@ -27,8 +27,8 @@ import { Scheduler } from './scheduler.js';
 import { Shapes, type ShapeName } from './shapes.js';
 import { RequestTraces } from './request-traces.js';
 import { PayerSimulation } from './simulation.js';
-import { SandboxState } from './state.js';
-import { WebhookDispatcher } from './webhooks.js';
+import { DEFAULT_RETENTION, SandboxState } from './state.js';
+import { DEFAULT_MAX_WEBHOOK_DELIVERIES, WebhookDispatcher } from './webhooks.js';
 
 /** 16 MiB: room for a 10 MiB document, which is about 13.4 MiB in base64 JSON. */
 export const BODY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -60,6 +60,17 @@ export interface SandboxOptions {
    * `standard` (default, docs/assumptions.md) or `alternate` (shapes.ts).
    */
   shapes?: ShapeName;
+  /**
+   * What is kept at most, so that memory stays flat over a long run (docs/sandbox.md):
+   * payments (default 25,000), settlement movements (500,000), webhook deliveries (20,000).
+   */
+  retention?: Partial<SandboxRetention>;
+}
+
+export interface SandboxRetention {
+  maxPayments: number;
+  maxMovements: number;
+  maxWebhookDeliveries: number;
 }
 
 export interface SandboxHandle {
@@ -86,7 +97,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     keepAliveTimeout: 4_000,
   });
   const clock = new VirtualClock();
-  const state = new SandboxState(options.webhookWhitelist, options.defaultClientSecret);
+  const state = new SandboxState(options.webhookWhitelist, options.defaultClientSecret, {
+    maxPayments: options.retention?.maxPayments ?? DEFAULT_RETENTION.maxPayments,
+    maxMovements: options.retention?.maxMovements ?? DEFAULT_RETENTION.maxMovements,
+  });
   const faults = new FaultRegistry();
   const onJobError = (error: unknown): void => logger.error({ err: error }, 'sandbox job failed');
   // The scheduler awaits the dispatcher's first attempts; the dispatcher schedules retries.
@@ -97,8 +111,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     logger,
     timeoutMs: options.webhookTimeoutMs ?? WEBHOOK_TIMEOUT_MS,
     whitelist: () => state.whitelist,
-    schedule: (dueAt, job) => scheduler.schedule(dueAt, job),
+    schedule: (dueAt, job, owner) => scheduler.schedule(dueAt, job, owner),
+    cancel: (owner) => scheduler.cancel(owner),
+    maxDeliveries: options.retention?.maxWebhookDeliveries ?? DEFAULT_MAX_WEBHOOK_DELIVERIES,
   });
+  // A payment forgotten to keep the bound takes its scheduled debits with it.
+  state.payments.onForget((payment) => scheduler.cancel(payment.id));
   const shapes = new Shapes(options.shapes ?? 'standard');
   const lifecycle = new PaymentLifecycle(state, scheduler, webhooks, shapes);
   const context: SandboxContext = {

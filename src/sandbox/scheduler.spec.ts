@@ -37,6 +37,51 @@ describe('Scheduler', () => {
     expect(scheduler.size).toBe(1);
     scheduler.stop();
   });
+
+  it('drops an owner’s jobs on cancel, and compacts the heap of many cancelled ones', async () => {
+    const clock = new VirtualClock();
+    const scheduler = new Scheduler(
+      clock,
+      () => Promise.resolve(),
+      (error) => {
+        throw error;
+      },
+    );
+    const start = clock.now();
+    const ran: string[] = [];
+    for (let n = 0; n < 3_000; n++) {
+      scheduler.schedule(start + 60_000 + n, () => void ran.push(`p${n}`), `p${n}`);
+    }
+    scheduler.schedule(start + 30_000, () => void ran.push('kept'), 'kept');
+    for (let n = 0; n < 3_000; n++) scheduler.cancel(`p${n}`);
+    expect(scheduler.size).toBe(1);
+    expect(await scheduler.advance(10 * 60_000)).toBe(1);
+    expect(ran).toEqual(['kept']);
+    expect(scheduler.size).toBe(0);
+    scheduler.stop();
+  });
+
+  it('lets requests in while it runs a long row of due jobs', async () => {
+    const clock = new VirtualClock();
+    const scheduler = new Scheduler(
+      clock,
+      () => Promise.resolve(),
+      (error) => {
+        throw error;
+      },
+    );
+    const start = clock.now();
+    let ran = 0;
+    let ranWhenTimerFired = -1;
+    for (let n = 0; n < 2_000; n++) scheduler.schedule(start + n, () => void ran++);
+    setImmediate(() => {
+      ranWhenTimerFired = ran;
+    });
+    expect(await scheduler.advance(60_000)).toBe(2_000);
+    expect(ranWhenTimerFired).toBeGreaterThanOrEqual(0);
+    expect(ranWhenTimerFired).toBeLessThan(2_000);
+    scheduler.stop();
+  });
 });
 
 describe('webhook back-off', () => {

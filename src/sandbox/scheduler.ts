@@ -5,7 +5,13 @@
  * - `advance(ms)` moves the clock and runs every job that falls due on the way, each at its
  *   own due time, awaiting it (and whatever `settle` waits for) before the next one;
  * - a real-time timer, so a sandbox left running also retries and debits by itself.
+ *
+ * A run of many due jobs gives the event loop a turn every YIELD_EVERY_JOBS jobs (or
+ * YIELD_AFTER_MS), so that requests are answered meanwhile. A job may have an owner (a
+ * payment, a webhook delivery): `cancel(owner)` drops its jobs when the owner is forgotten,
+ * so that the heap holds nothing of a forgotten payment.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { VirtualClock } from './clock.js';
 
 export type Job = (at: number) => Promise<void> | void;
@@ -14,13 +20,21 @@ interface Entry {
   dueAt: number;
   seq: number;
   run: Job;
+  owner: string | undefined;
+  cancelled: boolean;
 }
+
+const YIELD_EVERY_JOBS = 64;
+const YIELD_AFTER_MS = 10;
+const NOTHING: Job = () => undefined;
 
 /** The real-time timer never sleeps longer than this, so clock advances are picked up. */
 const MAX_TIMER_MS = 30_000;
 
 export class Scheduler {
-  private readonly heap: Entry[] = [];
+  private heap: Entry[] = [];
+  private readonly byOwner = new Map<string, Set<Entry>>();
+  private cancelled = 0;
   private seq = 0;
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -34,13 +48,36 @@ export class Scheduler {
     private readonly onError: (error: unknown) => void,
   ) {}
 
+  /** Jobs waiting (cancelled ones not counted). */
   get size(): number {
-    return this.heap.length;
+    return this.heap.length - this.cancelled;
   }
 
-  schedule(dueAt: number, run: Job): void {
-    this.push({ dueAt, seq: this.seq++, run });
+  schedule(dueAt: number, run: Job, owner?: string): void {
+    const entry: Entry = { dueAt, seq: this.seq++, run, owner, cancelled: false };
+    this.push(entry);
+    if (owner !== undefined) {
+      let entries = this.byOwner.get(owner);
+      if (!entries) {
+        entries = new Set();
+        this.byOwner.set(owner, entries);
+      }
+      entries.add(entry);
+    }
     if (dueAt < this.timerDueAt) this.arm();
+  }
+
+  /** Drops the owner's waiting jobs (they will not run); the heap is compacted now and then. */
+  cancel(owner: string): void {
+    const entries = this.byOwner.get(owner);
+    if (!entries) return;
+    this.byOwner.delete(owner);
+    for (const entry of entries) {
+      entry.cancelled = true;
+      entry.run = NOTHING; // let go of what the job holds (a payment, a delivery)
+      this.cancelled++;
+    }
+    if (this.cancelled > 1024 && this.cancelled * 2 > this.heap.length) this.compact();
   }
 
   /** Moves the clock `ms` forward, running every job due on the way. Returns how many ran. */
@@ -63,7 +100,9 @@ export class Scheduler {
   }
 
   clear(): void {
-    this.heap.length = 0;
+    this.heap = [];
+    this.byOwner.clear();
+    this.cancelled = 0;
     this.disarm();
   }
 
@@ -74,8 +113,20 @@ export class Scheduler {
 
   private async runUntil(target: number): Promise<number> {
     let ran = 0;
+    let sinceYield = 0;
+    let yieldedAt = performance.now();
     for (let next = this.heap[0]; next && next.dueAt <= target; next = this.heap[0]) {
       this.pop();
+      if (next.cancelled) {
+        this.cancelled--;
+        continue;
+      }
+      this.forget(next);
+      if (++sinceYield >= YIELD_EVERY_JOBS || performance.now() - yieldedAt >= YIELD_AFTER_MS) {
+        await yieldToEventLoop();
+        sinceYield = 0;
+        yieldedAt = performance.now();
+      }
       this.clock.moveTo(next.dueAt);
       try {
         await next.run(next.dueAt);
@@ -95,6 +146,21 @@ export class Scheduler {
       () => this.arm(),
     );
     return result;
+  }
+
+  private forget(entry: Entry): void {
+    if (entry.owner === undefined) return;
+    const entries = this.byOwner.get(entry.owner);
+    entries?.delete(entry);
+    if (entries?.size === 0) this.byOwner.delete(entry.owner);
+  }
+
+  /** Rebuilds the heap without cancelled entries (Floyd's heapify, O(n)). */
+  private compact(): void {
+    const live = this.heap.filter((entry) => !entry.cancelled);
+    this.heap = live;
+    this.cancelled = 0;
+    for (let index = (live.length >> 1) - 1; index >= 0; index--) this.siftDown(index);
   }
 
   private arm(): void {
@@ -134,7 +200,14 @@ export class Scheduler {
     const heap = this.heap;
     const last = heap.pop();
     if (!last || heap.length === 0) return;
-    let index = 0;
+    heap[0] = last;
+    this.siftDown(0);
+  }
+
+  private siftDown(start: number): void {
+    const heap = this.heap;
+    const last = heap[start] as Entry;
+    let index = start;
     for (;;) {
       const left = 2 * index + 1;
       if (left >= heap.length) break;

@@ -10,7 +10,8 @@
 import { Readable } from 'node:stream';
 import { formatMinorUnits, roundDecimal } from '../common/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../payflow/payflow.schemas.js';
-import { isoOf, utcDateOf } from './clock.js';
+import { isoOf } from './clock.js';
+import type { MovementLedger } from './movement-ledger.js';
 import type { Movement } from './state.js';
 
 /** Characters gathered before a chunk is handed on (the rows are ASCII, so about bytes). */
@@ -25,27 +26,20 @@ function feeMinor(grossMinor: number): number {
 
 /**
  * The settlement CSV of one organization for the booked dates [from, to] as a byte stream.
- * The movements and lines are selected when this is called; the rows are formatted as the
- * stream is read.
+ * The movements and lines are selected when this is called (by date: MovementLedger); the
+ * rows are formatted as the stream is read, one chunk at a time, so a large file never
+ * holds the event loop for long.
  *
  * @param malformedLines raw lines by booked date (YYYY-MM-DD), written after that date's rows.
  */
 export function settlementCsv(
-  movements: readonly Movement[],
+  movements: MovementLedger,
   organizationId: string,
   from: string,
   to: string,
   malformedLines: ReadonlyMap<string, readonly string[]> = NO_LINES,
 ): Readable {
-  const rows: { movement: Movement; date: string }[] = [];
-  for (const movement of movements) {
-    if (movement.organizationId !== organizationId) continue;
-    const date = utcDateOf(movement.bookedAt);
-    if (date < from || date > to) continue;
-    rows.push({ movement, date });
-  }
-  // Array.prototype.sort is stable: movements booked at the same time keep their order.
-  rows.sort((a, b) => a.movement.bookedAt - b.movement.bookedAt);
+  const rows = movements.select(organizationId, from, to);
   const extra = [...malformedLines.entries()]
     .filter(([date, lines]) => date >= from && date <= to && lines.length > 0)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))

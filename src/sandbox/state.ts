@@ -8,6 +8,10 @@ import {
   PAYFLOW_SCOPES,
   type PaymentMethod,
 } from '../payflow/payflow.schemas.js';
+import { BoundedStore } from './bounded-store.js';
+import { DEFAULT_MAX_MOVEMENTS, MovementLedger } from './movement-ledger.js';
+
+export type { Movement } from './movement-ledger.js';
 
 export const DEFAULT_CLIENT_ID = 'sandbox-client';
 export const DEFAULT_CLIENT_SECRET = 'sandbox-secret';
@@ -136,20 +140,21 @@ export interface Payment {
   terminalFailures: number;
 }
 
-/** A money movement booked by the sandbox: one settlement CSV row. */
-export interface Movement {
-  id: string;
-  organizationId: string;
-  paymentId: string;
-  paymentNumber: number;
-  installmentId: string | null;
-  internalRef: string | null;
-  orderNumber: string;
-  type: 'payment' | 'refund';
-  currency: string;
-  grossMinor: number;
-  bookedAt: number;
+/** Default SANDBOX_MAX_PAYMENTS: a 10,000-order fault campaign twice over, and then some. */
+export const DEFAULT_MAX_PAYMENTS = 25_000;
+
+/** What the sandbox keeps at most (docs/sandbox.md, "A long run"). */
+export interface RetentionLimits {
+  /** Payments kept; past it the oldest finished one (else the oldest) is forgotten. */
+  readonly maxPayments: number;
+  /** Settlement movements kept; past it the oldest booked dates are forgotten. */
+  readonly maxMovements: number;
 }
+
+export const DEFAULT_RETENTION: RetentionLimits = {
+  maxPayments: DEFAULT_MAX_PAYMENTS,
+  maxMovements: DEFAULT_MAX_MOVEMENTS,
+};
 
 export function defaultPaymentMethods(): PaymentMethod[] {
   return [
@@ -176,8 +181,10 @@ export class SandboxState {
   readonly clients = new Map<string, Client>();
   readonly tokens = new Map<string, AccessToken>();
   readonly organizations = new Map<string, Organization>();
-  readonly payments = new Map<string, Payment>();
-  readonly movements: Movement[] = [];
+  /** Bounded (RetentionLimits.maxPayments): see bounded-store.ts. */
+  readonly payments: BoundedStore<Payment>;
+  /** Bounded (RetentionLimits.maxMovements): see movement-ledger.ts. */
+  readonly movements: MovementLedger;
   /**
    * Raw text lines of the settlement CSV (POST /sandbox/settlements), written as they are
    * after the rows of their date: organization id → booked date (YYYY-MM-DD) → lines.
@@ -190,11 +197,15 @@ export class SandboxState {
   /**
    * @param defaultWhitelist webhook domains whitelisted at start and after every reset.
    * @param defaultClientSecret the secret of `sandbox-client` at start and after every reset.
+   * @param retention how many payments and settlement movements are kept at most.
    */
   constructor(
     private readonly defaultWhitelist: readonly string[] = DEFAULT_WHITELIST,
     private readonly defaultClientSecret: string = DEFAULT_CLIENT_SECRET,
+    retention: RetentionLimits = DEFAULT_RETENTION,
   ) {
+    this.payments = new BoundedStore<Payment>(retention.maxPayments, isFinalPayment);
+    this.movements = new MovementLedger(retention.maxMovements);
     this.reset();
   }
 
@@ -203,7 +214,7 @@ export class SandboxState {
     this.tokens.clear();
     this.organizations.clear();
     this.payments.clear();
-    this.movements.length = 0;
+    this.movements.clear();
     this.settlementMalformedLines.clear();
     this.nextPaymentNumber = 1000;
     this.paymentMethods = defaultPaymentMethods();

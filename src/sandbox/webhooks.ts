@@ -6,10 +6,15 @@
  *
  * For tests: deliveries of a payment can be held back and released one by one (to deliver
  * out of order), and any delivery can be sent again (to deliver one webhook twice).
+ *
+ * At most `maxDeliveries` are kept (bounded-store.ts): past it the oldest finished one
+ * (delivered, given up or skipped), else the oldest, is forgotten with its retries. They
+ * are listed a page at a time, and a payment's deliveries are found by an index.
  */
 import { request, type Agent } from 'undici';
 import type { AppLogger } from '../common/logger.js';
 import type { WebhookKind } from '../payflow/payflow.schemas.js';
+import { BoundedStore, type Page } from './bounded-store.js';
 import { isoOf, type VirtualClock } from './clock.js';
 import { conflict, notFound } from './errors.js';
 import { newObjectId } from './ids.js';
@@ -21,6 +26,8 @@ export const RETRY_BACKOFF_MINUTES: readonly number[] = [5, 15, 30, 60, 1440].fl
   Array.from({ length: 5 }, () => wait),
 );
 export const MAX_RETRIES = RETRY_BACKOFF_MINUTES.length;
+/** Default SANDBOX_MAX_WEBHOOK_DELIVERIES. */
+export const DEFAULT_MAX_WEBHOOK_DELIVERIES = 20_000;
 
 export type SkipReason = 'invalid_url' | 'not_https' | 'not_whitelisted';
 /** A webhook body as shapes.ts writes it (the spec shows no payload shape). */
@@ -36,6 +43,8 @@ export interface Attempt {
 export interface Delivery {
   /** The sandbox's record id; equals payload.deliveryId except for re-deliveries. */
   id: string;
+  /** Increasing with creation: the listing cursor. */
+  number: number;
   deliveryId: string;
   paymentId: string;
   url: string;
@@ -70,20 +79,51 @@ export interface WebhookDispatcherOptions {
   timeoutMs: number;
   whitelist: () => readonly string[];
   schedule: Scheduler['schedule'];
+  /** Drops the scheduled retries of a forgotten delivery (Scheduler.cancel). */
+  cancel: (owner: string) => void;
+  /** Deliveries kept at most. Default DEFAULT_MAX_WEBHOOK_DELIVERIES. */
+  maxDeliveries?: number;
+}
+
+export interface DeliveryFilter {
+  paymentId?: string | undefined;
+  kind?: string | undefined;
 }
 
 export class WebhookDispatcher {
-  private readonly deliveries = new Map<string, Delivery>();
+  private readonly deliveries: BoundedStore<Delivery>;
+  /** The kept deliveries of each payment, oldest first. */
+  private readonly byPayment = new Map<string, Delivery[]>();
   private readonly holds = new Set<string>();
   private readonly inflight = new Set<Promise<void>>();
   private generation = 0;
+  private nextNumber = 1;
 
-  constructor(private readonly options: WebhookDispatcherOptions) {}
+  constructor(private readonly options: WebhookDispatcherOptions) {
+    this.deliveries = new BoundedStore<Delivery>(
+      options.maxDeliveries ?? DEFAULT_MAX_WEBHOOK_DELIVERIES,
+      (delivery) =>
+        delivery.pending === undefined &&
+        (delivery.delivered || delivery.givenUp || delivery.skipped !== undefined),
+    );
+    this.deliveries.onForget((delivery) => this.forgotten(delivery));
+  }
+
+  /** Deliveries kept. */
+  get size(): number {
+    return this.deliveries.size;
+  }
+
+  /** Deliveries kept at most. */
+  get limit(): number {
+    return this.deliveries.limit;
+  }
 
   enqueue(input: EnqueueInput): Delivery {
     const id = newObjectId(input.at);
     const delivery: Delivery = {
       id,
+      number: this.nextNumber++,
       deliveryId: id,
       paymentId: input.paymentId,
       url: input.url,
@@ -100,7 +140,7 @@ export class WebhookDispatcher {
       redeliveryOf: undefined,
       pending: undefined,
     };
-    this.deliveries.set(id, delivery);
+    this.keep(delivery);
     if (delivery.skipped) return delivery;
     if (this.holds.has(input.paymentId)) {
       delivery.held = true;
@@ -122,13 +162,28 @@ export class WebhookDispatcher {
     );
   }
 
-  list(filter: { paymentId?: string | undefined; kind?: string | undefined } = {}): Delivery[] {
-    const all = [...this.deliveries.values()];
-    return all.filter(
-      (delivery) =>
-        (filter.paymentId === undefined || delivery.paymentId === filter.paymentId) &&
-        (filter.kind === undefined || delivery.kind === filter.kind),
-    );
+  /**
+   * A page of the kept deliveries, oldest first, after `cursor` (a delivery's number). With
+   * a paymentId only that payment's deliveries are looked at (an index).
+   */
+  page(filter: DeliveryFilter, cursor: string | undefined, limit: number): Page<Delivery> {
+    const ofKind = (delivery: Delivery): boolean =>
+      filter.kind === undefined || delivery.kind === filter.kind;
+    if (filter.paymentId === undefined) return this.deliveries.page(cursor, limit, ofKind);
+    const after = cursor === undefined ? 0 : Number(cursor);
+    const items: Delivery[] = [];
+    let last: Delivery | undefined;
+    let more = false;
+    for (const delivery of this.byPayment.get(filter.paymentId) ?? []) {
+      if (delivery.number <= after || !ofKind(delivery)) continue;
+      if (items.length >= limit) {
+        more = true;
+        break;
+      }
+      items.push(delivery);
+      last = delivery;
+    }
+    return { items, nextCursor: more && last ? String(last.number) : null };
   }
 
   setHold(paymentId: string, enabled: boolean): void {
@@ -156,6 +211,7 @@ export class WebhookDispatcher {
     const copy: Delivery = {
       ...original,
       id: newObjectId(at),
+      number: this.nextNumber++,
       createdAt: at,
       attempts: [],
       delivered: false,
@@ -165,7 +221,7 @@ export class WebhookDispatcher {
       redeliveryOf: original.id,
       pending: undefined,
     };
-    this.deliveries.set(copy.id, copy);
+    this.keep(copy);
     this.startAttempt(copy, at);
     await copy.pending;
     return copy;
@@ -174,8 +230,31 @@ export class WebhookDispatcher {
   reset(): void {
     this.generation++;
     this.deliveries.clear();
+    this.byPayment.clear();
     this.holds.clear();
     this.inflight.clear();
+  }
+
+  private keep(delivery: Delivery): void {
+    const ofPayment = this.byPayment.get(delivery.paymentId);
+    if (ofPayment) ofPayment.push(delivery);
+    else this.byPayment.set(delivery.paymentId, [delivery]);
+    this.deliveries.add(delivery);
+  }
+
+  /** A delivery forgotten to keep the bound: out of the index, its retries dropped. */
+  private forgotten(delivery: Delivery): void {
+    const ofPayment = this.byPayment.get(delivery.paymentId);
+    if (ofPayment) {
+      const rest = ofPayment.filter((entry) => entry !== delivery);
+      if (rest.length > 0) this.byPayment.set(delivery.paymentId, rest);
+      else this.byPayment.delete(delivery.paymentId);
+    }
+    this.options.cancel(delivery.id);
+  }
+
+  private isKept(delivery: Delivery): boolean {
+    return this.deliveries.get(delivery.id) === delivery;
   }
 
   private get(id: string): Delivery {
@@ -194,7 +273,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(delivery: Delivery, at: number, generation: number): Promise<void> {
-    if (generation !== this.generation) return;
+    if (generation !== this.generation || !this.isKept(delivery)) return;
     delivery.nextAttemptAt = null;
     // The operator may have changed the whitelist since the delivery was queued: it is
     // read again before every attempt, and a domain no longer on it is not called again.
@@ -208,7 +287,7 @@ export class WebhookDispatcher {
       return;
     }
     const outcome = await this.send(delivery);
-    if (generation !== this.generation) return;
+    if (generation !== this.generation || !this.isKept(delivery)) return;
     delivery.attempts.push(
       outcome.error === undefined ? { at, status: outcome.status } : { at, ...outcome },
     );
@@ -228,7 +307,7 @@ export class WebhookDispatcher {
     }
     const dueAt = at + waitMinutes * 60_000;
     delivery.nextAttemptAt = dueAt;
-    this.options.schedule(dueAt, (time) => this.attempt(delivery, time, generation));
+    this.options.schedule(dueAt, (time) => this.attempt(delivery, time, generation), delivery.id);
   }
 
   private async send(delivery: Delivery): Promise<{ status: number; error?: string }> {

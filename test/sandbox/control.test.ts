@@ -338,6 +338,9 @@ describe('npm run sandbox environment', () => {
         SANDBOX_TOKEN_TTL_SECONDS: 3600,
         SANDBOX_SHAPES: 'standard',
         SANDBOX_LOG_LEVEL: 'info',
+        SANDBOX_MAX_PAYMENTS: 25_000,
+        SANDBOX_MAX_WEBHOOK_DELIVERIES: 20_000,
+        SANDBOX_MAX_SETTLEMENT_MOVEMENTS: 500_000,
       },
     });
   });
@@ -348,6 +351,9 @@ describe('npm run sandbox environment', () => {
       ['SANDBOX_PORT', 'abc'],
       ['SANDBOX_LATENCY_MS', '-5'],
       ['SANDBOX_TOKEN_TTL_SECONDS', '0'],
+      ['SANDBOX_MAX_PAYMENTS', '0'],
+      ['SANDBOX_MAX_WEBHOOK_DELIVERIES', 'many'],
+      ['SANDBOX_MAX_SETTLEMENT_MOVEMENTS', '-1'],
     ] as const) {
       const result = parseSandboxEnv({ [name]: value });
       expect(result.ok).toBe(false);
