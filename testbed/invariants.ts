@@ -19,6 +19,7 @@
 import pg from 'pg';
 import { OUTCOME_OF, type PlannedEvent } from './order-load.js';
 import { readTopicToEnd } from './kafka-io.js';
+import { allSandboxPayments } from './sandbox-pages.js';
 
 export interface InvariantInput {
   readonly databaseUrl: string;
@@ -143,9 +144,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   const orders = new Set(input.events.map((event) => event.orderId));
 
   // ---- the sandbox's records
-  const response = await fetch(`${input.sandboxUrl}/sandbox/payments`);
-  if (!response.ok) throw new Error(`GET /sandbox/payments: ${response.status}`);
-  const allPayments = ((await response.json()) as { payments: SandboxPayment[] }).payments;
+  const allPayments = await allSandboxPayments<SandboxPayment>(input.sandboxUrl);
   const remote = allPayments.filter((payment) =>
     orders.has(payment.body.payment?.internalRef ?? ''),
   );

@@ -9,6 +9,7 @@ import type { Consumer } from 'kafkajs';
 import pg from 'pg';
 import { tokenOfCallback } from '../../testbed/invariants.js';
 import { testbedKafka } from '../../testbed/kafka-io.js';
+import { allSandboxPayments } from '../../testbed/sandbox-pages.js';
 
 export type PayerAction = 'paid' | 'opened';
 
@@ -90,10 +91,10 @@ export class StatusFollower {
       await client.end();
     }
     if (tokens.size === 0) return 0;
-    const response = await fetch(`${this.sandboxUrl}/sandbox/payments`);
-    const { payments } = (await response.json()) as {
-      payments: { id: string; body: { callback?: { url?: string } } }[];
-    };
+    const payments = await allSandboxPayments<{
+      id: string;
+      body: { callback?: { url?: string } };
+    }>(this.sandboxUrl);
     let found = 0;
     for (const payment of payments) {
       const token = tokenOfCallback(payment.body.callback?.url);

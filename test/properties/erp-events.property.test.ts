@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
 import { partitionOfKey } from '../../src/messaging/kafka.producer.js';
-import { sandboxControl } from '../support/sandbox.js';
+import { allSandboxPayments } from '../../testbed/sandbox-pages.js';
 import {
   caseIds,
   generateErpCases,
@@ -159,8 +159,7 @@ describe(`generated ERP order events (${runs} cases, seed ${seed})`, () => {
         (event) => event.orderId,
       ),
       payments: countBy(
-        (await sandboxControl<{ payments: SandboxPayment[] }>(bed.sandbox, 'GET', '/payments'))
-          .payments,
+        await allSandboxPayments<SandboxPayment>(bed.sandbox.url),
         (payment) => payment.body.payment.internalRef ?? '',
       ),
     });
