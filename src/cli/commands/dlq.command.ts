@@ -11,7 +11,7 @@ import {
   parseSince,
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
-import { sanitizeText } from '../../operator/order-show/order-show.view.js';
+import { sanitizeText } from '../../operator/shared/sanitize-text.js';
 import { DLQ_REPLAY_FEATURE } from '../cli.features.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createReplayProgress } from './replay-progress.js';

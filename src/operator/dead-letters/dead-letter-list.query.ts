@@ -18,24 +18,15 @@ import {
   type ListedDeadLetter,
 } from '../../dead-letters/dead-letter.repository.js';
 import { maskEmail, maskPhone } from '../order-timeline/customer-contact.query.js';
-import { sanitizeText } from '../order-show/order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
+import { deadLetterView, type DeadLetterView } from './dead-letter.view.js';
 
 export type { DeadLetterFilter } from '../../dead-letters/dead-letter.repository.js';
 
-export interface DeadLetterListItem {
-  readonly id: string;
+/** A letter of the list: the view `order show` gives, with its order and organization. */
+export interface DeadLetterListItem extends DeadLetterView {
   readonly orderId: string | null;
   readonly organizationId: string | null;
-  readonly eventId: string | null;
-  readonly eventType: string | null;
-  readonly reason: string;
-  /** One line, secrets masked. */
-  readonly error: string;
-  readonly attempts: number;
-  /** topic/partition@offset of the original message. */
-  readonly origin: string;
-  readonly failedAt: string;
-  readonly replayedAt: string | null;
 }
 
 export interface DeadLetterPage {
@@ -138,19 +129,7 @@ export function decodeCursor(text: string): DeadLetterCursor | null {
 }
 
 function item(row: ListedDeadLetter): DeadLetterListItem {
-  return {
-    id: row.id,
-    orderId: row.orderId,
-    organizationId: row.organizationId,
-    eventId: row.eventId,
-    eventType: row.eventType,
-    reason: row.reason,
-    error: sanitizeText(row.error),
-    attempts: row.attempts,
-    origin: `${row.topic}/${row.partition}@${row.offset}`,
-    failedAt: row.failedAt.toISOString(),
-    replayedAt: row.replayedAt?.toISOString() ?? null,
-  };
+  return { ...deadLetterView(row), orderId: row.orderId, organizationId: row.organizationId };
 }
 
 const EMAIL_KEY = /e-?mail/i;

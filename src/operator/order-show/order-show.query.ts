@@ -6,10 +6,8 @@
  */
 import { formatMinorUnits } from '../../common/money.js';
 import type { Sql } from '../../database/database.js';
-import {
-  DeadLetterRepository,
-  type DeadLetterOverview,
-} from '../../dead-letters/dead-letter.repository.js';
+import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
+import { deadLetterView } from '../dead-letters/dead-letter.view.js';
 import { DocumentRepository, type DocumentOverview } from '../../payments/document.repository.js';
 import {
   InstallmentRepository,
@@ -35,9 +33,7 @@ import {
 } from '../../orders/in-doubt/in-doubt-verdict.repository.js';
 import { OrderRepository, type OrderRow } from '../../orders/order.repository.js';
 import {
-  sanitizeText,
   type AmountView,
-  type DeadLetterView,
   type DocumentView,
   type InDoubtVerdictView,
   type InstallmentView,
@@ -49,6 +45,7 @@ import {
   type StatusChangeView,
   type WebhookView,
 } from './order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
 
 /**
  * Minor units (decimal text, as the tables hold them) as exact decimal text in major units,
@@ -147,21 +144,6 @@ function webhookView(row: ReceivedWebhook): WebhookView {
     processed: row.processedAt !== null,
     processedAt: isoOrNull(row.processedAt),
     error: textOrNull(row.lastError),
-  };
-}
-
-function deadLetterView(row: DeadLetterOverview): DeadLetterView {
-  return {
-    id: row.id,
-    eventId: row.eventId,
-    eventType: row.eventType,
-    reason: row.reason,
-    error: sanitizeText(row.error),
-    attempts: row.attempts,
-    origin: `${row.topic}/${row.partition}@${row.offset}`,
-    failedAt: row.failedAt.toISOString(),
-    replayed: row.replayedAt !== null,
-    replayedAt: isoOrNull(row.replayedAt),
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { amountView } from './order-show.query.js';
-import { renderTable, sanitizeText } from './order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
+import { renderTable } from './order-show.view.js';
 
 describe('order show formatting', () => {
   it('prints minor units as exact decimal text in the currency', () => {

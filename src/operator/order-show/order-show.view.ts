@@ -4,6 +4,7 @@
  * never the per-payment api key (nor its hash), the webhook token, event payloads, emails
  * or phone numbers. Amounts are exact decimal text in the currency's major unit.
  */
+import type { DeadLetterView } from '../dead-letters/dead-letter.view.js';
 
 export interface AmountView {
   /** Decimal text in major units, e.g. "1249.50". */
@@ -130,19 +131,6 @@ export interface PaymentView {
   readonly webhooks: readonly WebhookView[];
 }
 
-export interface DeadLetterView {
-  readonly id: string;
-  readonly eventId: string | null;
-  readonly eventType: string | null;
-  readonly reason: string;
-  readonly error: string;
-  readonly attempts: number;
-  readonly origin: string;
-  readonly failedAt: string;
-  readonly replayed: boolean;
-  readonly replayedAt: string | null;
-}
-
 export interface OrderView {
   readonly order: OrderSummaryView;
   readonly payments: readonly PaymentView[];
@@ -150,23 +138,6 @@ export interface OrderView {
   readonly inDoubtVerdicts: readonly InDoubtVerdictView[];
   /** Calls that may have taken effect, decided by reading Payflow's state. */
   readonly probeDecisions: readonly ProbeDecisionView[];
-}
-
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
-const PHONE = /\+\d[\d\s().-]{6,}\d/g;
-const SECRET_PARAM = /([?&](?:api_key|apikey|api-key|token|access_token|secret)=)[^&\s"']+/gi;
-const BEARER = /(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
-
-/**
- * Free text from the database (errors, links, reasons) as it may be shown: emails, phone
- * numbers and secrets in URLs or bearer headers are masked, whatever wrote the text.
- */
-export function sanitizeText(text: string): string {
-  return text
-    .replace(SECRET_PARAM, '$1[redacted]')
-    .replace(BEARER, '$1[redacted]')
-    .replace(EMAIL, '[email]')
-    .replace(PHONE, '[phone]');
 }
 
 const DASH = '-';

@@ -27,7 +27,7 @@ import { PaymentRepository } from '../../payments/payment.repository.js';
 import { WebhookInboxRepository } from '../../webhooks/inbox/webhook-inbox.repository.js';
 import { OperatorActionRepository } from '../audit/operator-action.repository.js';
 import { amountView, orderView } from '../order-show/order-show.query.js';
-import { sanitizeText } from '../order-show/order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
 import {
   traceIdOf,
   type OrderTimeline,

@@ -18,7 +18,8 @@ import { OrderRepository, type OrderMatch, type OrderRow } from '../../orders/or
 import { ProcessedEventRepository } from '../../orders/processed-event.repository.js';
 import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';
 import { amountView } from '../order-show/order-show.query.js';
-import { sanitizeText, type AmountView } from '../order-show/order-show.view.js';
+import type { AmountView } from '../order-show/order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
 
 /** How a hit was found. */
 export type SearchMatch = OrderMatch | 'payflow_id';

@@ -13,7 +13,7 @@ import {
   SettlementRepository,
   type NightWithFile,
 } from '../../settlements/settlement.repository.js';
-import { sanitizeText } from '../order-show/order-show.view.js';
+import { sanitizeText } from '../shared/sanitize-text.js';
 
 export type NightState = 'pulled' | 'changed' | 'missing' | 'forgotten';
 
