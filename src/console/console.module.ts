@@ -22,6 +22,7 @@ import { ConsoleOperationsModule } from './operations/console-operations.module.
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
 import { ConsoleAudit } from './shared/console-audit.js';
+import { ConsolePageKit } from './shared/console-page-kit.js';
 import { ConsoleExceptionFilter } from './shared/console-exception.filter.js';
 import { ConsoleSessionGuard } from './shared/console-session.guard.js';
 import { ConsoleViews } from './shared/console-views.js';
@@ -32,6 +33,7 @@ const SHARED = [
   ConsoleAuth,
   ConsoleViews,
   ConsoleAudit,
+  ConsolePageKit,
   ConsoleSessionGuard,
   ConsoleExceptionFilter,
 ];

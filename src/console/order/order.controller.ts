@@ -19,10 +19,8 @@ import {
   timelineText,
   type OrderTimeline,
 } from '../../operator/order-timeline/order-timeline.view.js';
-import { ConsoleAudit } from '../shared/console-audit.js';
 import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
-import { sessionOf } from '../shared/console-request.js';
-import { ConsoleViews } from '../shared/console-views.js';
+import { ConsolePageKit } from '../shared/console-page-kit.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 
 export interface OrderModel {
@@ -44,8 +42,7 @@ export class OrderController {
   constructor(
     @Inject(OrderTimelineQuery) private readonly timelines: OrderTimelineQuery,
     @Inject(Database) private readonly database: Database,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get(':orderId')
@@ -61,9 +58,9 @@ export class OrderController {
   }
 
   private async render(request: FastifyRequest, orderId: string, reveal: boolean): Promise<string> {
-    const session = sessionOf(request);
+    const session = this.kit.session(request);
     let timeline = await this.timelines.timeline(orderId);
-    if (timeline === null || session === undefined) throw new NotFoundException();
+    if (timeline === null) throw new NotFoundException();
     const contact = await this.contacts.contact(this.database.sql, orderId);
     const revealed = reveal && contact !== null;
     if (reveal) {
@@ -78,7 +75,7 @@ export class OrderController {
       (entry) => entry.kind === 'payflow_call' && entry.outcome.startsWith('in_doubt'),
     ).length;
     const title = `Order ${timeline.order.orderNumber ?? orderId}`;
-    return this.views.page<OrderModel>(
+    return this.kit.render<OrderModel>(
       'order/order',
       { title, section: 'search', session },
       {
@@ -98,7 +95,7 @@ export class OrderController {
     orderId: string,
     contact: CustomerContact | null,
   ): Promise<void> {
-    await this.audit.record(
+    await this.kit.record(
       session,
       'reveal_contact',
       orderId,

@@ -13,8 +13,8 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
-import { ConsoleAudit } from '../shared/console-audit.js';
 import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
+import { ConsolePageKit } from '../shared/console-page-kit.js';
 import {
   CSRF_FIELD,
   LOGIN_COOKIE,
@@ -26,7 +26,6 @@ import {
   sessionOf,
   setCookie,
 } from '../shared/console-request.js';
-import { ConsoleViews } from '../shared/console-views.js';
 import { CsrfRejected, SignInThrottled } from '../shared/console.errors.js';
 import { ConsoleAuth } from './console-auth.js';
 import { sameSecret } from './console-token.js';
@@ -54,8 +53,7 @@ export function operatorName(raw: string): string {
 export class SignInController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -107,7 +105,7 @@ export class SignInController {
     const { id, session } = this.auth.sessions.open(operator);
     setCookie(request, reply, SESSION_COOKIE, id, { maxAgeSeconds: this.auth.cookieMaxAgeSeconds });
     setCookie(request, reply, LOGIN_COOKIE, '', { maxAgeSeconds: 0 });
-    await this.audit.record(session, 'sign_in', null, 'done');
+    await this.kit.record(session, 'sign_in', null, 'done');
     void reply.code(303).header('location', next);
     return undefined;
   }
@@ -119,7 +117,7 @@ export class SignInController {
   ): string {
     const loginCsrf = cookiesOf(request).get(LOGIN_COOKIE) || randomSecret();
     setCookie(request, reply, LOGIN_COOKIE, loginCsrf);
-    return this.views.page<LoginModel>(
+    return this.kit.render<LoginModel>(
       'sign-in/login',
       { title: 'Sign in', section: null, session: null },
       { ...model, loginCsrf },
@@ -132,7 +130,7 @@ export class SignInController {
 export class SignOutController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Post('logout')
@@ -143,7 +141,7 @@ export class SignOutController {
     const session = sessionOf(request);
     this.auth.sessions.close(cookiesOf(request).get(SESSION_COOKIE));
     setCookie(request, reply, SESSION_COOKIE, '', { maxAgeSeconds: 0 });
-    if (session !== undefined) await this.audit.record(session, 'sign_out', null, 'done');
+    if (session !== undefined) await this.kit.record(session, 'sign_out', null, 'done');
     void reply.code(303).header('location', `${CONSOLE_PREFIX}/login`);
   }
 }

@@ -37,10 +37,9 @@ import {
   type DeadLetterPage,
 } from '../../../operator/dead-letters/dead-letter-list.query.js';
 import { CONSOLE_PREFIX } from '../../console.options.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { formField, queryParam, sessionOf } from '../../shared/console-request.js';
-import { ConsoleViews } from '../../shared/console-views.js';
+import { ConsolePageKit } from '../../shared/console-page-kit.js';
+import { formField, queryParam } from '../../shared/console-request.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 import { ReplayJobs, type ReplayJobView, type ReplayTracker } from './replay-jobs.js';
 
@@ -64,12 +63,6 @@ export interface DeadLetterModel {
 
 export interface ReplayJobModel {
   readonly job: ReplayJobView;
-}
-
-function sessionOrFail(request: FastifyRequest): ConsoleSession {
-  const session = sessionOf(request);
-  if (session === undefined) throw new NotFoundException();
-  return session;
 }
 
 /** The filter, when the service takes it as it is (`--reason`, `--since`); else null. */
@@ -99,14 +92,13 @@ export class DeadLettersController {
     @Inject(DeadLetterListQuery) private readonly letters: DeadLetterListQuery,
     @Inject(DeadLetterReplayService) private readonly replays: DeadLetterReplayService,
     @Inject(ReplayJobs) private readonly jobs: ReplayJobs,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get()
   @HtmlPage()
   async list(@Req() request: FastifyRequest): Promise<string> {
-    const session = sessionOrFail(request);
+    const session = this.kit.session(request);
     const field = (name: string): string => queryParam(request, name);
     const form = {
       reason: field('reason').trim(),
@@ -124,7 +116,7 @@ export class DeadLettersController {
     const query = new URLSearchParams(
       Object.entries(form).filter(([, value]) => value !== ''),
     ).toString();
-    return this.views.page<DeadLettersModel>(
+    return this.kit.render<DeadLettersModel>(
       'operations/dead-letters/dead-letters',
       { title: 'Dead letters', section: 'dead-letters', session },
       {
@@ -145,12 +137,12 @@ export class DeadLettersController {
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('jobId') jobId: string,
   ): string {
-    const session = sessionOrFail(request);
+    const session = this.kit.session(request);
     const job = this.jobs.get(jobId);
     if (job === null) throw new NotFoundException();
     // Without JavaScript too: the page reloads itself every second until the replay ends.
     if (job.state === 'running') void reply.header('refresh', '1');
-    return this.views.page<ReplayJobModel>(
+    return this.kit.render<ReplayJobModel>(
       'operations/dead-letters/replay',
       { title: 'Replay', section: 'dead-letters', session },
       { job },
@@ -174,7 +166,7 @@ export class DeadLettersController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
-    const session = sessionOrFail(request);
+    const session = this.kit.session(request);
     const body = request.body;
     const orderId = formField(body, 'orderId').trim();
     let selection: string;
@@ -187,7 +179,7 @@ export class DeadLettersController {
     } else {
       const { filter, problems } = parseDeadLetterFilter((name) => formField(body, name));
       if (problems.length > 0) {
-        await this.audit.record(session, 'replay', null, 'refused', {
+        await this.kit.record(session, 'replay', null, 'refused', {
           why: `unreadable filter: ${problems.join(', ')}`,
         });
         throw new BadRequestException(`these filters could not be read: ${problems.join(', ')}`);
@@ -241,7 +233,7 @@ export class DeadLettersController {
       skipped: job.skipped,
     };
     if (error !== null) {
-      await this.audit.record(session, 'replay', orderId, 'failed', {
+      await this.kit.record(session, 'replay', orderId, 'failed', {
         ...details,
         error: job.error,
       });
@@ -249,11 +241,11 @@ export class DeadLettersController {
     }
     const orders = orderId !== null ? [orderId] : job.orders;
     if (orders.length === 0) {
-      await this.audit.record(session, 'replay', null, 'done', { ...details, orders: 0 });
+      await this.kit.record(session, 'replay', null, 'done', { ...details, orders: 0 });
       return;
     }
     for (const order of orders) {
-      await this.audit.record(session, 'replay', order, 'done', {
+      await this.kit.record(session, 'replay', order, 'done', {
         ...details,
         orders: job.doneGroups,
       });
@@ -277,11 +269,11 @@ export class DeadLettersController {
     id: string,
     reveal: boolean,
   ): Promise<string> {
-    const session = sessionOrFail(request);
+    const session = this.kit.session(request);
     const letter = await this.letters.message(id, reveal);
     if (letter === null) throw new NotFoundException();
     if (reveal) {
-      await this.audit.record(
+      await this.kit.record(
         session,
         'reveal_contact',
         letter.orderId,
@@ -291,7 +283,7 @@ export class DeadLettersController {
           : { why: 'the message names no e-mail or phone', deadLetter: letter.id },
       );
     }
-    return this.views.page<DeadLetterModel>(
+    return this.kit.render<DeadLetterModel>(
       'operations/dead-letters/dead-letter',
       { title: `Dead letter ${letter.id}`, section: 'dead-letters', session },
       { letter },

@@ -9,7 +9,7 @@
  * payment). A refused verdict is shown with why, and nothing changes. Every verdict, given
  * or refused, is recorded (the decider is the signed-in operator).
  */
-import { Controller, Get, Inject, NotFoundException, Param, Post, Req } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { describeError } from '../../../common/app-error.js';
 import { Database } from '../../../database/database.js';
@@ -24,10 +24,9 @@ import {
   type InDoubtItem,
 } from '../../../operator/in-doubt/in-doubt-list.view.js';
 import { InDoubtService, type Verdict } from '../../../orders/in-doubt/in-doubt.service.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { formField, queryParam, sessionOf } from '../../shared/console-request.js';
-import { ConsoleViews } from '../../shared/console-views.js';
+import { ConsolePageKit } from '../../shared/console-page-kit.js';
+import { formField, queryParam } from '../../shared/console-request.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 
 /** An item with the lines `in-doubt list` prints for it. */
@@ -96,8 +95,7 @@ export class InDoubtController {
     @Inject(InDoubtListQuery) private readonly calls: InDoubtListQuery,
     @Inject(InDoubtService) private readonly verdicts: InDoubtService,
     @Inject(Database) private readonly database: Database,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get()
@@ -112,7 +110,7 @@ export class InDoubtController {
     @Req() request: FastifyRequest,
     @Param('orderId') orderId: string,
   ): Promise<string> {
-    const session = this.session(request);
+    const session = this.kit.session(request);
     const paymentId = formField(request.body, 'paymentId').trim();
     const notCreated = formField(request.body, 'notCreated').trim() !== '';
     const notice = await this.decide(session, orderId, paymentId, notCreated);
@@ -126,7 +124,7 @@ export class InDoubtController {
     notCreated: boolean,
   ): Promise<VerdictNotice> {
     const refuse = async (why: string, code: string): Promise<VerdictNotice> => {
-      await this.audit.record(session, 'verdict', orderId, 'refused', { why: code });
+      await this.kit.record(session, 'verdict', orderId, 'refused', { why: code });
       return { orderId, outcome: 'refused', lines: [why] };
     };
     if (paymentId !== '' && notCreated) {
@@ -157,7 +155,7 @@ export class InDoubtController {
         verdict,
         decidedBy: `${session.operator} (console)`,
       });
-      await this.audit.record(session, 'verdict', orderId, 'done', {
+      await this.kit.record(session, 'verdict', orderId, 'done', {
         ...details,
         result: outcome.kind,
         replayedMessages: outcome.replayed?.messages ?? 0,
@@ -166,10 +164,10 @@ export class InDoubtController {
     } catch (error) {
       const code = codeOf(error);
       if (code?.startsWith('IN_DOUBT.') === true) {
-        await this.audit.record(session, 'verdict', orderId, 'refused', { ...details, why: code });
+        await this.kit.record(session, 'verdict', orderId, 'refused', { ...details, why: code });
         return { orderId, outcome: 'refused', lines: [consoleWords(messageOf(error))] };
       }
-      await this.audit.record(session, 'verdict', orderId, 'failed', {
+      await this.kit.record(session, 'verdict', orderId, 'failed', {
         ...details,
         error: describeError(error),
       });
@@ -186,22 +184,16 @@ export class InDoubtController {
     orderId: string,
     notice: VerdictNotice | null,
   ): Promise<string> {
-    const session = this.session(request);
+    const session = this.kit.session(request);
     const rows =
       orderId === ''
         ? await this.calls.list(this.database.sql)
         : await this.calls.ofOrder(this.database.sql, orderId);
     const now = new Date();
-    return this.views.page<InDoubtModel>(
+    return this.kit.render<InDoubtModel>(
       'operations/in-doubt/in-doubt',
       { title: 'In doubt', section: 'in-doubt', session },
       { entries: rows.map((row) => entryOf(inDoubtItem(row, now))), orderId, notice },
     );
-  }
-
-  private session(request: FastifyRequest): ConsoleSession {
-    const session = sessionOf(request);
-    if (session === undefined) throw new NotFoundException();
-    return session;
   }
 }

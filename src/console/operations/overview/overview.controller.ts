@@ -4,7 +4,7 @@
  * number in words with a small inline chart of the last hours (OverviewQuery: counts per
  * hour from the tables, the live gauges sampled once a minute).
  */
-import { Controller, Get, Inject, NotFoundException, Req } from '@nestjs/common';
+import { Controller, Get, Inject, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import {
   OverviewQuery,
@@ -12,8 +12,7 @@ import {
   type Series,
 } from '../../../operator/overview/overview.query.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { sessionOf } from '../../shared/console-request.js';
-import { ConsoleViews } from '../../shared/console-views.js';
+import { ConsolePageKit } from '../../shared/console-page-kit.js';
 import { sparkline } from './sparkline.js';
 
 export interface Tile {
@@ -136,16 +135,15 @@ function tiles(o: Overview): Tile[] {
 export class OverviewController {
   constructor(
     @Inject(OverviewQuery) private readonly overview: OverviewQuery,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get()
   @HtmlPage()
   async page(@Req() request: FastifyRequest): Promise<string> {
-    const session = sessionOf(request);
-    if (session === undefined) throw new NotFoundException();
+    const session = this.kit.session(request);
     const overview = await this.overview.overview();
-    return this.views.page<OverviewModel>(
+    return this.kit.render<OverviewModel>(
       'operations/overview/overview',
       { title: 'Overview', section: 'overview', session },
       { tiles: tiles(overview), at: overview.at, sampledSince: overview.sampledSince },

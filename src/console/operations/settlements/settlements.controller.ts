@@ -10,7 +10,7 @@
  * that are over, as the CLI allows. `POST /console/settlements/forget` (same form): gives
  * up a missing night as `settlements forget` does. Both are recorded.
  */
-import { Controller, Get, Inject, NotFoundException, Post, Req } from '@nestjs/common';
+import { Controller, Get, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { describeError } from '../../../common/app-error.js';
 import { isIsoDate } from '../../../common/calendar.js';
@@ -26,10 +26,9 @@ import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../../payflow/payf
 import { previousNight } from '../../../settlements/nights.js';
 import { PullSettlementHandler } from '../../../settlements/pull/pull-settlement.handler.js';
 import { SettlementRepository } from '../../../settlements/settlement.repository.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { formField, queryParam, sessionOf } from '../../shared/console-request.js';
-import { ConsoleViews } from '../../shared/console-views.js';
+import { ConsolePageKit } from '../../shared/console-page-kit.js';
+import { formField, queryParam } from '../../shared/console-request.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 import { RELAY_WAKEUP } from '../console-operations.tokens.js';
 
@@ -66,8 +65,7 @@ export class SettlementsController {
     @Inject(Database) private readonly database: Database,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'SETTLEMENT_TIMEZONE'>,
     @Inject(RELAY_WAKEUP) private readonly wakeRelay: () => void,
-    @Inject(ConsoleViews) private readonly views: ConsoleViews,
-    @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
+    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get()
@@ -80,7 +78,7 @@ export class SettlementsController {
   @Post('pull')
   @HtmlPage()
   async pull(@Req() request: FastifyRequest): Promise<string> {
-    const session = this.session(request);
+    const session = this.kit.session(request);
     const night = this.nightOf(request);
     const notice =
       typeof night === 'string'
@@ -92,7 +90,7 @@ export class SettlementsController {
   @Post('forget')
   @HtmlPage()
   async forget(@Req() request: FastifyRequest): Promise<string> {
-    const session = this.session(request);
+    const session = this.kit.session(request);
     const night = this.nightOf(request);
     const notice =
       typeof night === 'string'
@@ -124,7 +122,7 @@ export class SettlementsController {
             : result.outcome === 'stored'
               ? `Stored (${file?.rows ?? 0} rows, ${file?.badRows ?? 0} unreadable) and published.`
               : 'Another pull took it meanwhile.';
-      await this.audit.record(session, 'pull', null, 'done', {
+      await this.kit.record(session, 'pull', null, 'done', {
         organizationId: night.organizationId,
         night: night.date,
         format: night.format,
@@ -133,7 +131,7 @@ export class SettlementsController {
       return { outcome: 'done', lines: [`Pulled ${label}: ${result.outcome}.`, what] };
     } catch (error) {
       const reason = describeError(error);
-      await this.audit.record(session, 'pull', null, 'failed', {
+      await this.kit.record(session, 'pull', null, 'failed', {
         organizationId: night.organizationId,
         night: night.date,
         format: night.format,
@@ -165,7 +163,7 @@ export class SettlementsController {
               ? `${row.organizationId} ${row.date} ${row.format}: forgotten (was missing after ${row.attempts} attempt(s)); no run asks Payflow for it again.`
               : `${row.organizationId} ${row.date} ${row.format}: left as it is (${row.status}, not missing).`,
           );
-    await this.audit.record(session, 'forget', null, changed > 0 ? 'done' : 'refused', {
+    await this.kit.record(session, 'forget', null, changed > 0 ? 'done' : 'refused', {
       organizationId: night.organizationId,
       night: night.date,
       format: night.format,
@@ -180,7 +178,7 @@ export class SettlementsController {
     night: NightForm | null,
     why: string,
   ): Promise<SettlementNotice> {
-    await this.audit.record(session, action, null, 'refused', {
+    await this.kit.record(session, action, null, 'refused', {
       organizationId: night?.organizationId ?? null,
       night: night?.date ?? null,
       why,
@@ -207,7 +205,7 @@ export class SettlementsController {
     form: Readonly<Record<'org' | 'from' | 'to', string>>,
     notice: SettlementNotice | null,
   ): Promise<string> {
-    const session = this.session(request);
+    const session = this.kit.session(request);
     const now = new Date();
     const fallback = defaultNightRange(now, this.config.SETTLEMENT_TIMEZONE);
     const problems: string[] = [];
@@ -225,7 +223,7 @@ export class SettlementsController {
       ...range,
       organizationId: form.org === '' || problems.includes('org') ? null : form.org,
     });
-    return this.views.page<SettlementsModel>(
+    return this.kit.render<SettlementsModel>(
       'operations/settlements/settlements',
       { title: 'Settlement nights', section: 'settlements', session },
       {
@@ -237,11 +235,5 @@ export class SettlementsController {
         notice,
       },
     );
-  }
-
-  private session(request: FastifyRequest): ConsoleSession {
-    const session = sessionOf(request);
-    if (session === undefined) throw new NotFoundException();
-    return session;
   }
 }
