@@ -14,8 +14,10 @@
  * few seconds.
  *
  * `npm run bench:sandbox-long` prints the figures and writes bench/results/sandbox-long.json.
- * BENCH_ORDERS (100000), BENCH_CONCURRENCY (32), BENCH_SAMPLE_MS (3000) and any SANDBOX_*
- * variable (passed to the sandbox) override.
+ * Orders are paced at BENCH_RATE orders/s (400: a bridge at its paced rate, each order
+ * being 1.3 requests here; 0 drives as fast as the concurrency allows). BENCH_ORDERS
+ * (100000), BENCH_CONCURRENCY (32), BENCH_SAMPLE_MS (3000) and any SANDBOX_* variable
+ * (passed to the sandbox) override.
  */
 import { createServer } from 'node:https';
 import { readFile, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
@@ -31,6 +33,8 @@ import { startSandboxChild } from './sandbox.bench.js';
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 3_000);
+/** Orders started per second (0: as fast as the concurrency allows). */
+const RATE = Number(process.env.BENCH_RATE ?? 400);
 const PAGE = 100;
 
 interface Sample {
@@ -264,6 +268,10 @@ async function main(): Promise<void> {
   const worker = async (): Promise<void> => {
     while (next < ORDERS) {
       const n = next++;
+      if (RATE > 0) {
+        const due = (n / RATE) * 1000 - (performance.now() - started);
+        if (due > 0) await sleep(due);
+      }
       const answer = await json<{ id?: string }>(
         api,
         'POST',
@@ -293,7 +301,16 @@ async function main(): Promise<void> {
               currency: 'NOK',
               totalGrossAmount: 100,
               totalNetAmount: 80,
-              invoiceLines: [{ grossUnitPrice: 100, netUnitPrice: 80, vatAmount: 20 }],
+              invoiceLines: [
+                {
+                  description: 'Goodwill',
+                  grossUnitPrice: 100,
+                  netUnitPrice: 80,
+                  quantity: 1,
+                  vatAmount: 20,
+                  taxRate: 25,
+                },
+              ],
             },
             token,
           );
@@ -366,6 +383,7 @@ async function main(): Promise<void> {
     orders: created,
     errors,
     concurrency: CONCURRENCY,
+    paceOrdersPerSecond: RATE,
     loadSeconds: round(loadMs / 1000),
     ordersPerSecond: round((created / loadMs) * 1000, 0),
     webhooksReceived: hooks,

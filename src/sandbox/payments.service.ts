@@ -144,7 +144,7 @@ export class PaymentsService {
       number: this.state.nextPaymentNumber++,
       organizationId: organization.id,
       clientId,
-      body: raw,
+      bodyJson: JSON.stringify(raw),
       currency,
       totalMinor: total,
       netMinor: net,

@@ -37,7 +37,7 @@ export function sandboxPaymentView(payment: Payment) {
     lastTerminalId: payment.lastTerminalId,
     manualPaidNote: payment.manualPaidNote,
     terminalFailures: payment.terminalFailures,
-    body: payment.body,
+    body: JSON.parse(payment.bodyJson) as unknown,
     installments: standard.installments(payment, 'shown'),
     refunds: payment.refunds.map((refund) => refundRecord(refund, payment.currency)),
     // The control API also says what arrived (Payflow's own answers do not).

@@ -49,7 +49,8 @@ export interface Delivery {
   paymentId: string;
   url: string;
   kind: WebhookKind;
-  payload: SandboxWebhookPayload;
+  /** The body as sent (JSON text: one string, not an object graph, for each delivery kept). */
+  payloadJson: string;
   apiKey: string | undefined;
   createdAt: number;
   attempts: Attempt[];
@@ -128,7 +129,7 @@ export class WebhookDispatcher {
       paymentId: input.paymentId,
       url: input.url,
       kind: input.kind,
-      payload: input.payload(id),
+      payloadJson: JSON.stringify(input.payload(id)),
       apiKey: input.apiKey,
       createdAt: input.at,
       attempts: [],
@@ -321,7 +322,7 @@ export class WebhookDispatcher {
       const response = await request(delivery.url, {
         method: 'POST',
         headers,
-        body: JSON.stringify(delivery.payload),
+        body: delivery.payloadJson,
         dispatcher: this.options.agent,
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
@@ -371,7 +372,7 @@ export function deliveryView(delivery: Delivery) {
     paymentId: delivery.paymentId,
     url: delivery.url,
     kind: delivery.kind,
-    payload: delivery.payload,
+    payload: JSON.parse(delivery.payloadJson) as SandboxWebhookPayload,
     createdAt: isoOf(delivery.createdAt),
     attempts: delivery.attempts.map((attempt) => ({ ...attempt, at: isoOf(attempt.at) })),
     delivered: delivery.delivered,
