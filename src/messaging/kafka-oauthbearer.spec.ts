@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger, SaslAuthenticateArgs } from 'kafkajs';
 import { KafkaAccessError } from './kafka-access.js';
 import {
   KafkaTokenRequestError,
@@ -9,6 +8,7 @@ import {
   oauthBearerMechanism,
   requestClientCredentialsToken,
 } from './kafka-oauthbearer.js';
+import { saslExchange } from '../../test/support/sasl-exchange.js';
 
 const SECRET = 'client-secret:with/odd&chars';
 
@@ -167,24 +167,9 @@ describe('oauthBearerMechanism', () => {
 
   /** Runs the mechanism against a server that answers `challenge` to the initial response. */
   async function authenticate(challenge: string): Promise<Buffer[]> {
-    const sent: Buffer[] = [];
-    const payload = Buffer.from(challenge);
-    const answer = Buffer.concat([Buffer.alloc(4), payload]);
-    answer.writeInt32BE(payload.length);
     const mechanism = oauthBearerMechanism(source, 'SASL OAUTHBEARER, client bridge');
     expect(mechanism.mechanism).toBe('OAUTHBEARER');
-    await mechanism
-      .authenticationProvider({
-        host: '127.0.0.1',
-        port: 9093,
-        logger: undefined as unknown as Logger,
-        saslAuthenticate: async <T>(args: SaslAuthenticateArgs<T>): Promise<T | void> => {
-          sent.push(await args.request.encode());
-          return args.response?.parse(await args.response.decode(answer));
-        },
-      })
-      .authenticate();
-    return sent;
+    return saslExchange(mechanism, challenge);
   }
 
   it('sends the RFC 7628 initial response with the token, as Kafka BYTES', async () => {

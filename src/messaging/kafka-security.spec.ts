@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Logger, SaslAuthenticateArgs } from 'kafkajs';
 import { ConfigError, type KafkaSecurityConfig } from '../config/app-config.js';
 import { KafkaTokenRequestError, OAuthBearerTokenSource } from './kafka-oauthbearer.js';
 import {
@@ -9,6 +8,7 @@ import {
   kafkajsSecurity,
   type KafkaSecurityOptions,
 } from './kafka-security.js';
+import { saslExchange } from '../../test/support/sasl-exchange.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB-ca\n-----END CERTIFICATE-----\n';
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIB-client\n-----END CERTIFICATE-----\n';
@@ -149,18 +149,7 @@ describe('kafkaSecurityFromConfig', () => {
     const sasl = kafkajsSecurity(security).sasl;
     expect(sasl?.mechanism).toBe('OAUTHBEARER');
     if (sasl === undefined || !('authenticationProvider' in sasl)) throw new Error('no mechanism');
-    const sent: Buffer[] = [];
-    await sasl
-      .authenticationProvider({
-        host: '127.0.0.1',
-        port: 9093,
-        logger: undefined as unknown as Logger,
-        saslAuthenticate: async <T>(args: SaslAuthenticateArgs<T>): Promise<T | void> => {
-          sent.push(await args.request.encode());
-          return args.response?.parse(await args.response.decode(Buffer.alloc(4)));
-        },
-      })
-      .authenticate();
+    const sent = await saslExchange(sasl);
     expect(sent[0]?.subarray(4).toString()).toBe(
       'n,,\u0001auth=Bearer header.payload.\u0001\u0001',
     );
