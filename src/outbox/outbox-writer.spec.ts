@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { aCancelledEvent, STATUS_SOURCE_EVENT } from '../../test/support/status-events.js';
 import type { Sql } from '../database/database.js';
 import type { BatchSql } from '../database/transaction-batcher.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
@@ -63,22 +64,9 @@ function writer(): { writer: OutboxWriter; outbox: RecordingOutbox } {
   return { writer: new OutboxWriter(outbox, topics), outbox };
 }
 
-const SOURCE_EVENT = '6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90';
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 
-const cancelled: StatusEvent<'payment.cancelled'> = {
-  type: 'payment.cancelled',
-  orderId: 'SO-1',
-  organizationId: 'org-1',
-  paymentId: 'pay-1',
-  data: {
-    sourceEventId: SOURCE_EVENT,
-    reason: null,
-    providerStatus: 'CANCELLED',
-    previousProviderStatus: 'OPENED',
-    status: 'cancelled',
-  },
-};
+const cancelled = aCancelledEvent();
 
 const line: SettlementLine = {
   settlementId: 'st-1',
@@ -185,7 +173,7 @@ describe('OutboxWriter', () => {
   it('checks the events the handlers build', () => {
     const { writer: events } = writer();
     const created = paymentCreatedEvent({
-      sourceEventId: SOURCE_EVENT,
+      sourceEventId: STATUS_SOURCE_EVENT,
       orderId: 'SO-1',
       organizationId: null,
       payflowId: 'pay-1',

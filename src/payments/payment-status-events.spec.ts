@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { aCancelledEvent } from '../../test/support/status-events.js';
 import { statusEventMessage } from '../../test/support/event-messages.js';
 import {
   InvalidOutboundEventError,
@@ -6,8 +7,6 @@ import {
   outboundTopicsFromConfig,
 } from '../outbox/outbox-writer.js';
 import type { StatusEvent } from './payment-status-events.js';
-
-const SOURCE_EVENT = '6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90';
 
 const writer = OutboxWriter.forTopics(
   outboundTopicsFromConfig({
@@ -17,19 +16,7 @@ const writer = OutboxWriter.forTopics(
   }),
 );
 
-const cancelled: StatusEvent<'payment.cancelled'> = {
-  type: 'payment.cancelled',
-  orderId: 'SO-1',
-  organizationId: 'org-1',
-  paymentId: 'abc',
-  data: {
-    sourceEventId: SOURCE_EVENT,
-    reason: null,
-    providerStatus: 'CANCELLED',
-    previousProviderStatus: 'OPENED',
-    status: 'cancelled',
-  },
-};
+const cancelled = aCancelledEvent({ paymentId: 'abc' });
 
 describe('statusEventMessage (test support)', () => {
   it('builds the CONTRACT §3 envelope keyed by order id', () => {
