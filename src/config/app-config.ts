@@ -153,6 +153,11 @@ export const envSchema = z.object({
   MAX_IN_FLIGHT: positiveInt.default(256),
   /** Bytes of order events held at once, beside MAX_IN_FLIGHT (see DEFAULT_MAX_IN_FLIGHT_BYTES). */
   MAX_IN_FLIGHT_BYTES: byteSize.default(DEFAULT_MAX_IN_FLIGHT_BYTES),
+  /**
+   * V8's old generation grows by this share over what survived its last full collection
+   * (0: V8's own factor, up to 4x with a large heap limit). See src/main.ts.
+   */
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(400).default(20),
   /** key: different orders of a partition in parallel; partition: one event per partition at a time. */
   ORDER_SEQUENCING: z
     .enum(['key', 'partition'], { message: 'must be key or partition' })
