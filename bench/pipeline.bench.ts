@@ -52,7 +52,8 @@
  * BENCH_WORKER_LOG (file prefix for the worker's output), BENCH_WORKER_MAIN (another build's
  * dist/src/main.js, to compare builds), BENCH_CPU_PROF=1 (V8 CPU profiles
  * into bench/results/profiles), BENCH_SKIP_BARE=1, BENCH_KEEP_DB=1, BENCH_RUNS (3),
- * BENCH_RESULTS_DIR (another directory for the results, e.g. for a smoke run).
+ * BENCH_RESULTS_DIR (another directory for the results, e.g. for a smoke run),
+ * BENCH_QUIET_WAIT_S (45: how long each scenario waits for a quiet machine).
  * Results: bench/results/pipeline.json, pipeline.md and pipeline.svg (the picture).
  */
 import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
@@ -580,7 +581,7 @@ async function stageBreakdown(
  * load would lower every figure. Returns the last busy share measured.
  */
 async function waitForQuietMachine(): Promise<number> {
-  const deadline = performance.now() + 45_000;
+  const deadline = performance.now() + envNumber('BENCH_QUIET_WAIT_S', 45) * 1000;
   let busy = await machineBusyPercent(1_000);
   while (busy >= 20 && performance.now() < deadline) {
     log(`  the machine is ${busy} % busy (something else runs); waiting for it to calm down`);

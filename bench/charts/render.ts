@@ -1,6 +1,7 @@
 /**
  * `npm run bench:charts`: redraws every benchmark picture from the JSON in bench/results/
- * (pipeline.svg, webhooks.svg, settlements.svg), without running a bench again.
+ * (pipeline.svg, webhooks.svg, settlements.svg), without running a bench again. The
+ * pipeline's JSON is the bench's own output, read back as it wrote it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -10,6 +11,7 @@ import {
   writeSettlementsChart,
   writeWebhooksChart,
 } from './bench-charts.js';
+import { writePipelineChart, type ScenarioSummary } from '../pipeline/report.js';
 
 const results = fileURLToPath(new URL('../../../bench/results/', import.meta.url));
 
@@ -18,7 +20,32 @@ function readJson(name: string): unknown {
   return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as unknown) : undefined;
 }
 
+/** pipeline.json's scenarios, when it was written with their medians (BENCH_RUNS, issue 21). */
+function pipelineSummaries(
+  json: unknown,
+): { summaries: ScenarioSummary[]; runs: number } | undefined {
+  if (typeof json !== 'object' || json === null) return undefined;
+  const { scenarios, settings } = json as { scenarios?: unknown; settings?: { runs?: unknown } };
+  if (
+    !Array.isArray(scenarios) ||
+    !scenarios.every((s) => typeof s === 'object' && s !== null && 'summary' in s)
+  ) {
+    return undefined;
+  }
+  const runs = typeof settings?.runs === 'number' ? settings.runs : 1;
+  return { summaries: scenarios as ScenarioSummary[], runs };
+}
+
 async function main(): Promise<void> {
+  const pipeline = pipelineSummaries(readJson('pipeline.json'));
+  if (pipeline !== undefined) {
+    await writePipelineChart(`${results}pipeline.svg`, pipeline.summaries, pipeline.runs);
+    process.stdout.write(`wrote ${results}pipeline.svg\n`);
+  } else {
+    process.stdout.write(
+      'pipeline.json has no medians yet (an older bench wrote it): run npm run bench\n',
+    );
+  }
   const webhooks = readJson('webhooks.json');
   if (webhooks !== undefined) {
     await writeWebhooksChart(`${results}webhooks.svg`, webhooksResultSchema.parse(webhooks));
