@@ -3,6 +3,7 @@
  * letters) and the console's dead-letter list (every letter, filtered). One shape and one
  * mapping, so both say the same about a letter.
  */
+import type { DeadLetterOverview } from '../../dead-letters/dead-letter.repository.js';
 import { sanitizeText } from '../shared/sanitize-text.js';
 
 export interface DeadLetterView {
@@ -20,22 +21,8 @@ export interface DeadLetterView {
   readonly replayedAt: string | null;
 }
 
-/** The columns of a dead letter the view is made of. */
-export interface DeadLetterViewRow {
-  readonly id: string;
-  readonly eventId: string | null;
-  readonly eventType: string | null;
-  readonly reason: string;
-  readonly error: string;
-  readonly attempts: number;
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  readonly failedAt: Date;
-  readonly replayedAt: Date | null;
-}
-
-export function deadLetterView(row: DeadLetterViewRow): DeadLetterView {
+/** A letter as `order show` or the console's list read it (both rows have these columns). */
+export function deadLetterView(row: DeadLetterOverview): DeadLetterView {
   return {
     id: row.id,
     eventId: row.eventId,
