@@ -78,24 +78,27 @@ export class SettlementsController {
   @Post('pull')
   @HtmlPage()
   async pull(@Req() request: FastifyRequest): Promise<string> {
-    const session = this.kit.session(request);
-    const night = this.nightOf(request);
-    const notice =
-      typeof night === 'string'
-        ? await this.refuse(session, 'pull', null, night)
-        : await this.pullNight(session, night);
-    return this.render(request, { org: '', from: '', to: '' }, notice);
+    return this.onNight(request, 'pull', (session, night) => this.pullNight(session, night));
   }
 
   @Post('forget')
   @HtmlPage()
   async forget(@Req() request: FastifyRequest): Promise<string> {
+    return this.onNight(request, 'forget', (session, night) => this.forgetNight(session, night));
+  }
+
+  /** A form on one night: refused (and recorded) when unreadable, else `act`; the page again. */
+  private async onNight(
+    request: FastifyRequest,
+    action: 'pull' | 'forget',
+    act: (session: ConsoleSession, night: NightForm) => Promise<SettlementNotice>,
+  ): Promise<string> {
     const session = this.kit.session(request);
     const night = this.nightOf(request);
     const notice =
       typeof night === 'string'
-        ? await this.refuse(session, 'forget', null, night)
-        : await this.forgetNight(session, night);
+        ? await this.refuse(session, action, null, night)
+        : await act(session, night);
     return this.render(request, { org: '', from: '', to: '' }, notice);
   }
 
