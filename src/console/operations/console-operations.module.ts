@@ -29,6 +29,7 @@ import { OutboxRelay } from '../../outbox/outbox.relay.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
 import { RELAY_WAKEUP } from './console-operations.tokens.js';
+import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
 import { ReplayJobs } from './dead-letters/replay-jobs.js';
 import { InDoubtController } from './in-doubt/in-doubt.controller.js';
@@ -106,6 +107,7 @@ class ConsoleOrderReplayerModule {}
     OverviewSampler,
     OverviewQuery,
     ReplayJobs,
+    ConsoleReplays,
   ],
 })
 export class ConsoleOperationsModule {}
