@@ -33,7 +33,7 @@ if (!Number.isInteger(rounds) || rounds < 1) {
 // AB_B_MAIN: another build as B (two older builds compared), else this checkout's.
 const builds = { A: otherMain, B: process.env.AB_B_MAIN || `${root}dist/src/main.js` };
 
-const kept = ['pipeline.json', 'pipeline.md'].map((name) => {
+const kept = ['pipeline.json', 'pipeline.md', 'pipeline.svg'].map((name) => {
   const path = `${results}${name}`;
   return { path, text: existsSync(path) ? readFileSync(path, 'utf8') : undefined };
 });
