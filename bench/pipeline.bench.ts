@@ -577,7 +577,7 @@ async function stageBreakdown(
 }
 
 /**
- * Waits (up to 45 s) until the machine is quiet (< 20 % busy over 1 s): another program's
+ * Waits (up to BENCH_QUIET_WAIT_S, 45 s) until the machine is quiet (< 20 % busy over 1 s): another program's
  * load would lower every figure. Returns the last busy share measured.
  */
 async function waitForQuietMachine(): Promise<number> {
