@@ -31,7 +31,6 @@ import { SettlementPullModule } from '../../settlements/pull/settlement-pull.mod
 import { RELAY_WAKEUP } from './console-operations.tokens.js';
 import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
-import { ReplayJobs } from './dead-letters/replay-jobs.js';
 import { InDoubtController } from './in-doubt/in-doubt.controller.js';
 import { OverviewController } from './overview/overview.controller.js';
 import { SettlementsController } from './settlements/settlements.controller.js';
@@ -106,7 +105,6 @@ class ConsoleOrderReplayerModule {}
     SettlementNightsQuery,
     OverviewSampler,
     OverviewQuery,
-    ReplayJobs,
     ConsoleReplays,
   ],
 })

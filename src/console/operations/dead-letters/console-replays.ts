@@ -1,6 +1,6 @@
 /**
  * The console's replays of dead letters: what a replay of a filter would take, and a replay
- * started in the background (ReplayJobs) by the same DeadLetterReplayService and rules as
+ * started in the background (ReplayJobs, kept here) by the same DeadLetterReplayService and rules as
  * `dlq replay` (an order is replayed whole, in the order its letters failed). A filter of
  * reason and time alone is handed to the service as `--reason` / `--since`; with an
  * organization or an end time, the orders the filter selects are replayed one by one
@@ -49,10 +49,11 @@ function describeSelection(filter: DeadLetterFilter): string {
 
 @Injectable()
 export class ConsoleReplays {
+  private readonly jobs = new ReplayJobs();
+
   constructor(
     @Inject(DeadLetterListQuery) private readonly letters: DeadLetterListQuery,
     @Inject(DeadLetterReplayService) private readonly replays: DeadLetterReplayService,
-    @Inject(ReplayJobs) private readonly jobs: ReplayJobs,
     @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
   ) {}
 

@@ -6,7 +6,6 @@
  * done for good.
  */
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
 import { describeError } from '../../../common/app-error.js';
 import type {
   ReplayGroup,
@@ -48,7 +47,6 @@ type MutableJob = {
 
 const KEPT = 50;
 
-@Injectable()
 export class ReplayJobs {
   private readonly jobs = new Map<string, MutableJob>();
 
