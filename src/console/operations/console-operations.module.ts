@@ -31,6 +31,7 @@ import { SettlementPullModule } from '../../settlements/pull/settlement-pull.mod
 import { RELAY_WAKEUP } from './console-operations.tokens.js';
 import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
+import { ConsoleVerdicts } from './in-doubt/console-verdicts.js';
 import { InDoubtController } from './in-doubt/in-doubt.controller.js';
 import { OverviewController } from './overview/overview.controller.js';
 import { SettlementsController } from './settlements/settlements.controller.js';
@@ -106,6 +107,7 @@ class ConsoleOrderReplayerModule {}
     OverviewSampler,
     OverviewQuery,
     ConsoleReplays,
+    ConsoleVerdicts,
   ],
 })
 export class ConsoleOperationsModule {}
