@@ -34,6 +34,7 @@ import { DeadLettersController } from './dead-letters/dead-letters.controller.js
 import { ConsoleVerdicts } from './in-doubt/console-verdicts.js';
 import { InDoubtController } from './in-doubt/in-doubt.controller.js';
 import { OverviewController } from './overview/overview.controller.js';
+import { ConsoleNightActions } from './settlements/console-night-actions.js';
 import { SettlementsController } from './settlements/settlements.controller.js';
 
 /** The application's outbox relay (a replay publishes with it, a pull wakes it). */
@@ -108,6 +109,7 @@ class ConsoleOrderReplayerModule {}
     OverviewQuery,
     ConsoleReplays,
     ConsoleVerdicts,
+    ConsoleNightActions,
   ],
 })
 export class ConsoleOperationsModule {}

@@ -4,38 +4,31 @@
  * or forgotten, by the rule and the default range of `settlements status` (the last 31
  * days up to today in SETTLEMENT_TIMEZONE).
  *
- * `POST /console/settlements/pull` (form: `org`, `date`, `format`): "pull again", one night
- * by the handler `settlements pull` runs (a pull by hand: it always asks Payflow, stores a
- * file only when its content is new, and publishes it through the outbox); only nights
- * that are over, as the CLI allows. `POST /console/settlements/forget` (same form): gives
- * up a missing night as `settlements forget` does. Both are recorded.
+ * `POST /console/settlements/pull` (form: `org`, `date`, `format`): "pull again", one night,
+ * as `settlements pull` does; `POST /console/settlements/forget` (same form): gives up a
+ * missing night as `settlements forget` does (ConsoleNightActions). Both are recorded.
  */
 import { Controller, Get, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { describeError } from '../../../common/app-error.js';
 import { isIsoDate } from '../../../common/calendar.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
-import { Database } from '../../../database/database.js';
 import {
   SettlementNightsQuery,
   defaultNightRange,
   type OrganizationNights,
 } from '../../../operator/settlements/settlement-nights.query.js';
-import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../../payflow/payflow.schemas.js';
+import { SETTLEMENT_FORMATS } from '../../../payflow/payflow.schemas.js';
 import { previousNight } from '../../../settlements/nights.js';
-import { PullSettlementHandler } from '../../../settlements/pull/pull-settlement.handler.js';
-import { SettlementRepository } from '../../../settlements/settlement.repository.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../../shared/console-page-kit.js';
 import { formField, queryParam } from '../../shared/console-request.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
-import { RELAY_WAKEUP } from '../console-operations.tokens.js';
-
-export interface SettlementNotice {
-  readonly outcome: 'done' | 'refused' | 'failed';
-  readonly lines: readonly string[];
-}
+import {
+  ConsoleNightActions,
+  type NightForm,
+  type SettlementNotice,
+} from './console-night-actions.js';
 
 export interface SettlementsModel {
   readonly form: Readonly<Record<'org' | 'from' | 'to', string>>;
@@ -47,12 +40,6 @@ export interface SettlementsModel {
   readonly notice: SettlementNotice | null;
 }
 
-interface NightForm {
-  readonly organizationId: string;
-  readonly date: string;
-  readonly format: SettlementFormat;
-}
-
 const ORGANIZATION = /^\S{1,200}$/;
 
 @Controller('console/settlements')
@@ -60,11 +47,8 @@ const ORGANIZATION = /^\S{1,200}$/;
 export class SettlementsController {
   constructor(
     @Inject(SettlementNightsQuery) private readonly nights: SettlementNightsQuery,
-    @Inject(PullSettlementHandler) private readonly pulls: PullSettlementHandler,
-    @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
-    @Inject(Database) private readonly database: Database,
+    @Inject(ConsoleNightActions) private readonly actions: ConsoleNightActions,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'SETTLEMENT_TIMEZONE'>,
-    @Inject(RELAY_WAKEUP) private readonly wakeRelay: () => void,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
@@ -78,13 +62,13 @@ export class SettlementsController {
   @Post('pull')
   @HtmlPage()
   async pull(@Req() request: FastifyRequest): Promise<string> {
-    return this.onNight(request, 'pull', (session, night) => this.pullNight(session, night));
+    return this.onNight(request, 'pull', (session, night) => this.actions.pull(session, night));
   }
 
   @Post('forget')
   @HtmlPage()
   async forget(@Req() request: FastifyRequest): Promise<string> {
-    return this.onNight(request, 'forget', (session, night) => this.forgetNight(session, night));
+    return this.onNight(request, 'forget', (session, night) => this.actions.forget(session, night));
   }
 
   /** A form on one night: refused (and recorded) when unreadable, else `act`; the page again. */
@@ -97,96 +81,9 @@ export class SettlementsController {
     const night = this.nightOf(request);
     const notice =
       typeof night === 'string'
-        ? await this.refuse(session, action, null, night)
+        ? await this.actions.refuse(session, action, night)
         : await act(session, night);
     return this.render(request, { org: '', from: '', to: '' }, notice);
-  }
-
-  private async pullNight(session: ConsoleSession, night: NightForm): Promise<SettlementNotice> {
-    const lastNight = previousNight(new Date(), this.config.SETTLEMENT_TIMEZONE);
-    if (night.date > lastNight) {
-      return this.refuse(
-        session,
-        'pull',
-        night,
-        `${night.date} is not over yet: the newest complete night is ${lastNight}. Nothing was pulled.`,
-      );
-    }
-    const label = `${night.organizationId} ${night.date} ${night.format}`;
-    try {
-      const result = await this.pulls.execute({ ...night, trigger: 'cli' });
-      if (result.outcome === 'stored' || result.outcome === 'changed') this.wakeRelay();
-      const file = result.file;
-      const what =
-        result.outcome === 'unchanged'
-          ? 'Payflow’s file is the same as the one stored: nothing stored, nothing published.'
-          : result.outcome === 'changed'
-            ? `Payflow’s file changed: stored as version ${file?.version ?? '?'} (${file?.rows ?? 0} rows, ${file?.badRows ?? 0} unreadable), and published.`
-            : result.outcome === 'stored'
-              ? `Stored (${file?.rows ?? 0} rows, ${file?.badRows ?? 0} unreadable) and published.`
-              : 'Another pull took it meanwhile.';
-      await this.kit.record(session, 'pull', null, 'done', {
-        organizationId: night.organizationId,
-        night: night.date,
-        format: night.format,
-        result: result.outcome,
-      });
-      return { outcome: 'done', lines: [`Pulled ${label}: ${result.outcome}.`, what] };
-    } catch (error) {
-      const reason = describeError(error);
-      await this.kit.record(session, 'pull', null, 'failed', {
-        organizationId: night.organizationId,
-        night: night.date,
-        format: night.format,
-        error: reason,
-      });
-      return {
-        outcome: 'failed',
-        lines: [
-          `Could not pull ${label}: ${reason}`,
-          'The night is marked missing; the nightly run tries it again.',
-        ],
-      };
-    }
-  }
-
-  private async forgetNight(session: ConsoleSession, night: NightForm): Promise<SettlementNotice> {
-    const results = await this.settlements.forgetNights(
-      this.database.sql,
-      night.date,
-      night.organizationId,
-      night.format,
-    );
-    const changed = results.filter((entry) => entry.forgotten).length;
-    const lines =
-      results.length === 0
-        ? [`No night of ${night.organizationId} is tracked for ${night.date}: nothing to forget.`]
-        : results.map(({ night: row, forgotten }) =>
-            forgotten
-              ? `${row.organizationId} ${row.date} ${row.format}: forgotten (was missing after ${row.attempts} attempt(s)); no run asks Payflow for it again.`
-              : `${row.organizationId} ${row.date} ${row.format}: left as it is (${row.status}, not missing).`,
-          );
-    await this.kit.record(session, 'forget', null, changed > 0 ? 'done' : 'refused', {
-      organizationId: night.organizationId,
-      night: night.date,
-      format: night.format,
-      forgotten: changed,
-    });
-    return { outcome: changed > 0 ? 'done' : 'refused', lines };
-  }
-
-  private async refuse(
-    session: ConsoleSession,
-    action: 'pull' | 'forget',
-    night: NightForm | null,
-    why: string,
-  ): Promise<SettlementNotice> {
-    await this.kit.record(session, action, null, 'refused', {
-      organizationId: night?.organizationId ?? null,
-      night: night?.date ?? null,
-      why,
-    });
-    return { outcome: 'refused', lines: [why] };
   }
 
   /** The night a form names, or why it cannot be read. */
