@@ -12,8 +12,14 @@ import type { AccessToken, Client, Organization, SandboxState } from './state.js
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const BASIC = /^Basic\s+(\S+)\s*$/i;
-/** Expired tokens are swept when the table grows past this. */
-const TOKEN_SWEEP_THRESHOLD = 10_000;
+/**
+ * Expired tokens are swept when the table grows past this; if it is still past it then
+ * (a client taking a new token per call), the oldest live tokens are revoked down to
+ * TOKEN_KEEP_AFTER_SWEEP, so that the table stays bounded and a sweep happens at most once
+ * per 1,000 tokens issued.
+ */
+export const TOKEN_SWEEP_THRESHOLD = 10_000;
+const TOKEN_KEEP_AFTER_SWEEP = 9_000;
 
 export interface Authenticated {
   client: Client;
@@ -210,5 +216,11 @@ function isStringRecord(value: unknown): value is Record<string, string | undefi
 function sweepExpired(state: SandboxState, now: number): void {
   for (const [token, entry] of state.tokens) {
     if (entry.expiresAt <= now) state.tokens.delete(token);
+  }
+  if (state.tokens.size <= TOKEN_SWEEP_THRESHOLD) return;
+  // A Map iterates in insertion order: the oldest tokens first.
+  for (const token of state.tokens.keys()) {
+    if (state.tokens.size <= TOKEN_KEEP_AFTER_SWEEP) break;
+    state.tokens.delete(token);
   }
 }

@@ -62,6 +62,7 @@ describe('BoundedStore', () => {
     const { store: kept } = store(5_000);
     for (let n = 1; n <= 50_000; n++) kept.add(item(n, n % 3 === 0, n % 2 === 0 ? 'a' : 'b'));
     expect(kept.size).toBe(5_000);
+    expect(kept.indexEntries).toBeLessThanOrEqual(2 * 5_000 + 1);
     const listed = all(kept, 700);
     expect(listed).toHaveLength(5_000);
     expect(listed.map((entry) => entry.number)).toEqual(
@@ -74,6 +75,15 @@ describe('BoundedStore', () => {
     const onlyB = all(kept, 100, (entry) => entry.group === 'b');
     expect(onlyB.length).toBeGreaterThan(0);
     expect(onlyB.every((entry) => entry.group === 'b')).toBe(true);
+  });
+
+  it('stays fast and bounded when most records never finish', () => {
+    const { store: kept } = store(2_000);
+    const started = performance.now();
+    for (let n = 1; n <= 40_000; n++) kept.add(item(n, n % 4 === 0));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(kept.size).toBe(2_000);
+    expect(kept.indexEntries).toBeLessThanOrEqual(2 * 2_000 + 1);
   });
 
   it('ends a page at its scan budget, with a cursor to go on from', () => {

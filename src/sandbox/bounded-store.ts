@@ -4,8 +4,8 @@
  * record it ever made.
  *
  * At most `max` records are kept. Adding one more forgets one: the oldest finished record
- * (a final payment, a delivery that is done) among the oldest FINISHED_LOOKAHEAD kept, or
- * else the oldest of all. A forgotten record is gone as if it never existed (404), and the
+ * (a final payment, a delivery that is done) among the next FINISHED_LOOKAHEAD entries
+ * from the oldest, or else the oldest of all. A forgotten record is gone as if it never existed (404), and the
  * listeners are told (so that its scheduled jobs go too).
  *
  * Listing is by record number (creation order) from a cursor: a binary search finds where
@@ -14,8 +14,8 @@
  * look-ahead and an occasional compaction of the creation-order index (amortised O(1)).
  */
 
-/** How many of the oldest records are searched for a finished one before the oldest goes. */
-export const FINISHED_LOOKAHEAD = 1_000;
+/** How many entries from the oldest are searched for a finished one before the oldest goes. */
+export const FINISHED_LOOKAHEAD = 100;
 /** Records one page looks at (matching the filter or not) before it ends early. */
 export const PAGE_SCAN_BUDGET = 20_000;
 
@@ -52,6 +52,11 @@ export class BoundedStore<R extends StoredRecord> {
 
   get limit(): number {
     return this.max;
+  }
+
+  /** Entries of the creation-order index, kept and forgotten (bounded: about twice `size`). */
+  get indexEntries(): number {
+    return this.order.length;
   }
 
   get(id: string): R | undefined {
@@ -99,7 +104,7 @@ export class BoundedStore<R extends StoredRecord> {
   }
 
   private isKept(record: R): boolean {
-    return this.byId.get(record.id) === record;
+    return record.id !== '' && this.byId.get(record.id) === record;
   }
 
   /** The index of the first entry with a number above `after` (binary search). */
@@ -116,20 +121,20 @@ export class BoundedStore<R extends StoredRecord> {
 
   private forgetOne(): void {
     this.skipForgottenHead();
-    let victim: R | undefined;
-    let looked = 0;
-    for (let index = this.head; index < this.order.length; index++) {
+    let at = this.head;
+    const end = Math.min(this.order.length, this.head + FINISHED_LOOKAHEAD);
+    for (let index = this.head; index < end; index++) {
       const record = this.order[index] as R;
-      if (!this.isKept(record)) continue;
-      if (this.isFinished(record)) {
-        victim = record;
+      if (this.isKept(record) && this.isFinished(record)) {
+        at = index;
         break;
       }
-      if (++looked >= FINISHED_LOOKAHEAD) break;
     }
-    victim ??= this.order[this.head];
+    const victim = this.order[at];
     if (victim === undefined) return;
     this.byId.delete(victim.id);
+    // Only its number stays in the index (for the binary search), not the record itself.
+    this.order[at] = { id: '', number: victim.number } as R;
     this.skipForgottenHead();
     this.compact();
     for (const listener of this.forgetListeners) listener(victim);
@@ -143,7 +148,7 @@ export class BoundedStore<R extends StoredRecord> {
 
   /** Drops forgotten entries once they are as many as the kept ones. */
   private compact(): void {
-    const entries = this.order.length - this.head;
+    const entries = this.order.length;
     if (entries < 1024 || entries < 2 * this.byId.size) return;
     this.order = this.order.slice(this.head).filter((record) => this.isKept(record));
     this.head = 0;
