@@ -151,14 +151,22 @@ export class TransactionBatcher {
     }
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // pg-pool takes its own 'error' listener off a checked-out client: a connection that
+    // dies while it is checked out (Postgres restarting) would otherwise raise an unhandled
+    // 'error' event and end the process. The statement fails as usual instead.
+    const onError = (error: Error): void => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
       const result = await client.query<R>(text, [...values]);
       return result.rows;
     } catch (error) {
-      if (error instanceof Error && isConnectionError(error)) broken = error;
+      if (error instanceof Error && isConnectionError(error)) broken ??= error;
       throw error;
     } finally {
       client.release(broken);
+      client.off('error', onError);
     }
   }
 
