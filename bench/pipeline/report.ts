@@ -288,6 +288,22 @@ export function targets(
             (row.disturbed ? ', disturbed runs only' : ''),
       met: row.met,
     }));
+  // Key sequencing against the partition baseline (earlier issues' target), on each Kafka.
+  for (const kafka of ['kraft-3', 'mock'] as const) {
+    const find = (name: string) =>
+      summaries.find((summary) => summary.kafka === kafka && summary.name === name);
+    const key100 = find('key-100ms');
+    const part100 = find('partition-100ms');
+    if (key100 === undefined || part100 === undefined) continue;
+    const speedup =
+      part100.ordersPerSecond === 0 ? 0 : key100.ordersPerSecond / part100.ordersPerSecond;
+    list.push({
+      name: `${kafka === 'mock' ? 'mock' : 'real Kafka'}, 100 ms: key-100ms / partition-100ms`,
+      required: '>= 15x',
+      reached: `${round(speedup, 1)}x (${key100.ordersPerSecond} / ${part100.ordersPerSecond})`,
+      met: speedup >= 15,
+    });
+  }
   const mock = new Map(
     summaries
       .filter((summary) => summary.kafka === 'mock' && summary.program === 'bridge')
