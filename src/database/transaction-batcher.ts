@@ -90,6 +90,9 @@ interface OpenGroup {
 
 const ONE = (): number => 1;
 
+/** How often Postgres checks, during runAlone's statements, that the client is alive. */
+const CLIENT_CHECK_MS = 100;
+
 export class TransactionBatcher {
   private readonly maxBatchSize: number;
   private readonly maxDelayMs: number;
@@ -104,6 +107,8 @@ export class TransactionBatcher {
   private readonly commitListeners = new Set<(batch: CommittedBatch) => void>();
   private readonly openGroups = new Map<object, OpenGroup>();
   private readonly maxGroupSize: number;
+  /** Pool connections whose session checks for a vanished client (see runAlone). */
+  private readonly checkedClients = new WeakSet<pg.PoolClient>();
 
   constructor(
     private readonly pool: PoolLike,
@@ -141,6 +146,13 @@ export class TransactionBatcher {
    * any batch: for a write whose caller must act the moment it is committed, which a batch
    * would hold until its last unit is done, and whose many callers would then all act at
    * once (the send hook's `sent_at`: each request leaves right after its own commit).
+   *
+   * Such a statement must not commit once its caller is gone: a worker killed while its
+   * send mark waits in Postgres (for a lock, for a busy CPU) would leave a call marked sent
+   * that never left, which the protocol then parks in doubt. So its connection asks
+   * Postgres to check every CLIENT_CHECK_MS, while a statement runs, that the client is
+   * still there, and to abort the statement when it is not (client_connection_check_interval,
+   * Postgres 14 and later; set once per connection, ignored by an older server).
    */
   async runAlone<R extends pg.QueryResultRow>(
     text: string,
@@ -159,6 +171,7 @@ export class TransactionBatcher {
     };
     client.on('error', onError);
     try {
+      await this.checkClient(client);
       const result = await client.query<R>(text, [...values]);
       return result.rows;
     } catch (error) {
@@ -168,6 +181,18 @@ export class TransactionBatcher {
       client.release(broken);
       client.off('error', onError);
     }
+  }
+
+  /** Sets client_connection_check_interval on `client`'s session, once. */
+  private async checkClient(client: pg.PoolClient): Promise<void> {
+    if (this.checkedClients.has(client)) return;
+    try {
+      await client.query(`SET client_connection_check_interval = ${CLIENT_CHECK_MS}`);
+    } catch (error) {
+      // An older server does not know the setting; a broken connection fails the statement.
+      if (error instanceof Error && isConnectionError(error)) throw error;
+    }
+    this.checkedClients.add(client);
   }
 
   /**
