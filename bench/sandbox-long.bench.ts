@@ -16,8 +16,9 @@
  * `npm run bench:sandbox-long` prints the figures and writes bench/results/sandbox-long.json.
  * Orders are paced at BENCH_RATE orders/s (400: a bridge at its paced rate, each order
  * being 1.3 requests here; 0 drives as fast as the concurrency allows). BENCH_ORDERS
- * (100000), BENCH_CONCURRENCY (32), BENCH_SAMPLE_MS (3000) and any SANDBOX_* variable
- * (passed to the sandbox) override.
+ * (100000), BENCH_CONCURRENCY (32), BENCH_SAMPLE_MS (3000), BENCH_SANDBOX_HEAP_MB (the
+ * sandbox's --max-old-space-size; default Node's) and any SANDBOX_* variable (passed to
+ * the sandbox) override.
  */
 import { createServer } from 'node:https';
 import { readFile, mkdir, writeFile, mkdtemp } from 'node:fs/promises';
@@ -138,7 +139,16 @@ async function main(): Promise<void> {
         entry[0].startsWith('SANDBOX_') && entry[1] !== undefined,
     ),
   );
-  const sandbox = await startSandboxChild({ env: { SANDBOX_WEBHOOK_CA_FILE: caFile, ...passOn } });
+  // BENCH_SANDBOX_HEAP_MB: the sandbox's old-generation cap; unset, Node's default (which
+  // lets garbage pile up to several hundred MB before a full collection).
+  const heapCap = process.env.BENCH_SANDBOX_HEAP_MB;
+  const sandbox = await startSandboxChild({
+    env: {
+      SANDBOX_WEBHOOK_CA_FILE: caFile,
+      ...passOn,
+      ...(heapCap ? { NODE_OPTIONS: `--max-old-space-size=${heapCap}` } : {}),
+    },
+  });
   const api = new Pool(sandbox.url, { connections: CONCURRENCY });
   const controlPool = new Pool(sandbox.url, { connections: 2 });
   const started = performance.now();
@@ -384,6 +394,7 @@ async function main(): Promise<void> {
     errors,
     concurrency: CONCURRENCY,
     paceOrdersPerSecond: RATE,
+    sandboxHeapCapMb: heapCap === undefined ? null : Number(heapCap),
     loadSeconds: round(loadMs / 1000),
     ordersPerSecond: round((created / loadMs) * 1000, 0),
     webhooksReceived: hooks,
