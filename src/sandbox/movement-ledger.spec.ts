@@ -24,13 +24,11 @@ describe('MovementLedger', () => {
     ledger.add(movement('org-1', '2026-03-01T12:00:00Z', 'a3'));
     ledger.add(movement('org-2', '2026-03-01T09:00:00Z', 'other'));
     ledger.add(movement('org-1', '2026-03-05T09:00:00Z', 'later'));
-    const rows = ledger.select('org-1', '2026-03-01', '2026-03-02');
-    expect(rows.map((row) => `${row.date} ${row.movement.id}`)).toEqual([
-      '2026-03-01 a1',
-      '2026-03-01 a2',
-      '2026-03-01 a3',
-      '2026-03-02 b',
-    ]);
+    const days = ledger.select('org-1', '2026-03-01', '2026-03-02');
+    const rows = days.flatMap((day) =>
+      day.movements.map((movement) => `${day.date} ${movement.id}`),
+    );
+    expect(rows).toEqual(['2026-03-01 a1', '2026-03-01 a2', '2026-03-01 a3', '2026-03-02 b']);
   });
 
   it('forgets the oldest booked dates past its bound, and the oldest rows of a last date', () => {
@@ -44,14 +42,14 @@ describe('MovementLedger', () => {
     expect(ledger.size).toBe(4);
     expect(ledger.select('org-2', '2026-01-01', '2026-12-31')).toEqual([]);
     ledger.add(movement('org-1', '2026-03-03T12:00:00Z', 'z3'));
-    expect(
-      ledger.select('org-1', '2026-01-01', '2026-12-31').map((row) => row.movement.id),
-    ).toEqual(['z1', 'z2', 'z3']);
+    const ids = (from: string, to: string): string[] =>
+      ledger.select('org-1', from, to).flatMap((day) => day.movements.map((m) => m.id));
+    expect(ids('2026-01-01', '2026-12-31')).toEqual(['z1', 'z2', 'z3']);
     ledger.add(movement('org-1', '2026-03-03T13:00:00Z', 'z4'));
     ledger.add(movement('org-1', '2026-03-03T14:00:00Z', 'z5'));
     expect(ledger.size).toBeLessThanOrEqual(4);
-    const ids = ledger.select('org-1', '2026-03-03', '2026-03-03').map((row) => row.movement.id);
-    expect(ids[ids.length - 1]).toBe('z5');
-    expect(ids).not.toContain('z1');
+    const left = ids('2026-03-03', '2026-03-03');
+    expect(left[left.length - 1]).toBe('z5');
+    expect(left).not.toContain('z1');
   });
 });

@@ -31,6 +31,12 @@ export interface Movement {
   bookedAt: number;
 }
 
+/** The movements of one booked date (UTC), in booking order. */
+export interface BookedDate {
+  readonly date: string;
+  readonly movements: readonly Movement[];
+}
+
 interface DateBucket {
   readonly organizationId: string;
   readonly date: string;
@@ -72,25 +78,24 @@ export class MovementLedger {
   }
 
   /**
-   * The organization's movements booked on the dates [from, to] (YYYY-MM-DD), ordered by
-   * booking time; a copy, so that later bookings do not change it.
+   * The organization's movements booked on the dates [from, to] (YYYY-MM-DD), date by date,
+   * each ordered by booking time; a copy of each date's list (no object per row), so that
+   * later bookings do not change it.
    */
-  select(organizationId: string, from: string, to: string): { movement: Movement; date: string }[] {
+  select(organizationId: string, from: string, to: string): BookedDate[] {
     const dates = this.byOrganization.get(organizationId);
     if (!dates) return [];
     const buckets = [...dates.values()]
       .filter((bucket) => bucket.date >= from && bucket.date <= to)
       .sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
-    const rows: { movement: Movement; date: string }[] = [];
-    for (const bucket of buckets) {
+    return buckets.map((bucket) => {
       if (!bucket.sorted) {
         // Array.prototype.sort is stable: movements booked at the same time keep their order.
         bucket.movements.sort((a, b) => a.bookedAt - b.bookedAt);
         bucket.sorted = true;
       }
-      for (const movement of bucket.movements) rows.push({ movement, date: bucket.date });
-    }
-    return rows;
+      return { date: bucket.date, movements: bucket.movements.slice() };
+    });
   }
 
   clear(): void {

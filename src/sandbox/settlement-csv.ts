@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { formatMinorUnits, roundDecimal } from '../common/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../payflow/payflow.schemas.js';
 import { isoOf } from './clock.js';
-import type { MovementLedger } from './movement-ledger.js';
+import type { BookedDate, MovementLedger } from './movement-ledger.js';
 import type { Movement } from './state.js';
 
 /** Characters gathered before a chunk is handed on (the rows are ASCII, so about bytes). */
@@ -49,7 +49,7 @@ export function settlementCsv(
 
 /** Every line of the file, without its CRLF. */
 function* csvLines(
-  rows: readonly { movement: Movement; date: string }[],
+  days: readonly BookedDate[],
   extra: readonly { date: string; lines: readonly string[] }[],
 ): Generator<string> {
   yield SETTLEMENT_CSV_COLUMNS.join(',');
@@ -65,9 +65,9 @@ function* csvLines(
       index += 1;
     }
   }
-  for (const { movement, date } of rows) {
+  for (const { date, movements } of days) {
     if ((extra[index]?.date ?? date) < date) yield* linesBefore(date);
-    yield csvRow(movement, date);
+    for (const movement of movements) yield csvRow(movement, date);
   }
   yield* linesBefore(undefined);
 }
