@@ -35,7 +35,9 @@ export class OperatorActions1764061200000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "webhook_inbox_payment_idx" ON "webhook_inbox" ("payment_id", "received_at")`,
     );
-    await queryRunner.query(`CREATE INDEX "outbox_key_idx" ON "outbox" ("key")`);
+    // Hash, not B-tree: a dead letter's copy keeps the ERP's Kafka key, which may be far longer
+    // than a B-tree index row may be (2,704 bytes); the timeline only looks keys up by equality.
+    await queryRunner.query(`CREATE INDEX "outbox_key_idx" ON "outbox" USING hash ("key")`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

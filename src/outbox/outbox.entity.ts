@@ -10,7 +10,9 @@ import { col } from '../database/columns.js';
 @Entity({ name: 'outbox' })
 @Index('outbox_pending_lane_idx', ['bucket', 'topic', 'id'], { where: `"published_at" IS NULL` })
 @Index('outbox_published_idx', ['publishedAt'], { where: `"published_at" IS NOT NULL` })
-@Index('outbox_key_idx', ['key'])
+// A hash index (created by the migration; TypeORM cannot declare one, so it leaves it alone):
+// a dead letter's copy keeps the ERP's Kafka key, which may be longer than a B-tree row allows.
+@Index('outbox_key_idx', { synchronize: false })
 export class OutboxEntity {
   @col.bigintId() id!: string;
   @col.smallint() bucket!: number;
