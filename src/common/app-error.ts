@@ -3,8 +3,9 @@
  *
  * - `code` is a stable string that callers, logs and dead-letter headers can rely on.
  * - `transient` says whether trying the same thing again later may succeed.
- * - `deadLetterReason` (why an event that failed with it is dead-lettered at once) and
- *   `retryAfterMs` (no retry sooner) are the rest of the retry decision's inputs. The one
+ * - `deadLetterReason` (why an event that failed with it is dead-lettered at once),
+ *   `retryAfterMs` (no retry sooner) and `waitsForOther` (a wait, not a failed try) are the
+ *   rest of the retry decision's inputs. The one
  *   place that decides between retry and dead letter (src/messaging/failure-policy.ts)
  *   reads these fields, nothing else.
  * - `metadata` carries non-sensitive facts only: ids, statuses, counts. Never secrets,
@@ -45,6 +46,12 @@ export abstract class AppError extends Error {
   readonly deadLetterReason?: DeadLetterReason | undefined;
   /** The earliest retry the other side asked for (Payflow's Retry-After), when it did. */
   readonly retryAfterMs?: number | undefined;
+  /**
+   * True when the failure is only a wait for someone else's work that ends by itself (another
+   * worker holds the event's attempt, whose lease runs out): the event is retried without
+   * spending its attempts budget, within its duration budget.
+   */
+  readonly waitsForOther?: boolean | undefined;
 
   toJSON(): Record<string, unknown> {
     return {

@@ -30,9 +30,11 @@ const init = (status?: number, retryAfterMs?: number): PayflowErrorInit => ({
   ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
 });
 
+/** Like the orders' OrderBusyError: another worker's lease runs. */
 class OrderBusyError extends AppError {
   readonly code = 'ORDER.BUSY';
   readonly transient = true;
+  override readonly waitsForOther = true;
 }
 
 const policy: RetryPolicy = {
@@ -73,6 +75,7 @@ describe('classifyFailure', () => {
       kind: 'retry',
       cause: 'transient',
       retryAfterMs: undefined,
+      spendsAttempt: true,
     });
   });
 
@@ -81,6 +84,7 @@ describe('classifyFailure', () => {
       kind: 'retry',
       cause: 'transient',
       retryAfterMs: 7000,
+      spendsAttempt: true,
     });
   });
 
@@ -89,6 +93,7 @@ describe('classifyFailure', () => {
       kind: 'retry',
       cause: 'transient',
       retryAfterMs: undefined,
+      spendsAttempt: false,
     });
     for (const error of [
       new Error('connection terminated'),
@@ -100,6 +105,7 @@ describe('classifyFailure', () => {
         kind: 'retry',
         cause: 'unknown',
         retryAfterMs: undefined,
+        spendsAttempt: true,
       });
     }
   });
@@ -125,6 +131,7 @@ describe('decideFailure', () => {
       action: 'retry',
       delayMs: 50,
       cause: 'transient',
+      spendsAttempt: true,
     });
     expect(decideFailure(error, history(3), policy, () => 0)).toEqual({
       action: 'dead_letter',
@@ -139,7 +146,22 @@ describe('decideFailure', () => {
   it('waits for Retry-After', () => {
     expect(
       decideFailure(new PayflowRateLimitedError(init(429, 4000)), history(1), policy, () => 0),
-    ).toEqual({ action: 'retry', delayMs: 4000, cause: 'transient' });
+    ).toEqual({ action: 'retry', delayMs: 4000, cause: 'transient', spendsAttempt: true });
+  });
+
+  it('waits for another worker at the first back-off step, bounded by the duration alone', () => {
+    const busy = new OrderBusyError('busy');
+    // Far beyond the attempts budget (3), still within the duration (60 s).
+    expect(decideFailure(busy, history(3), policy, () => 0)).toEqual({
+      action: 'retry',
+      delayMs: 50,
+      cause: 'transient',
+      spendsAttempt: false,
+    });
+    expect(decideFailure(busy, history(1, 60_000), policy, () => 0)).toEqual({
+      action: 'dead_letter',
+      reason: 'retries_exhausted',
+    });
   });
 
   it('dead-letters a rejection at once, whatever the attempt', () => {

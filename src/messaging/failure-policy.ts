@@ -7,7 +7,8 @@
  * |-------------------------------------------------------------|----------------------------------|
  * | AppError with a `deadLetterReason`: EventRejectedError (invalid_json, invalid_event, mapping_failed, blocked_by_earlier_failure, in_doubt), PayflowError with transient = false (422, 400, 401, 403, 404, 409 …: rejected_by_payflow) | dead letter at once, that reason |
  * | any other AppError, transient = false                       | dead letter `mapping_failed` at once (it declares that retrying cannot help) |
- * | AppError, transient = true (Payflow network, time-out, 5xx, 429; OrderBusy …) | retry this order with back-off  |
+ * | AppError, transient = true (Payflow network, time-out, 5xx, 429 …) | retry this order with back-off  |
+ * | AppError, transient and `waitsForOther` (OrderBusy: another worker's lease runs) | retry at the first back-off step; spends no attempt, only duration |
  * | AppError with retryAfterMs (Payflow 429 with Retry-After)   | retry, not sooner than Retry-After |
  * | anything else (a bug, a database error, a non-Error value)  | retry this order with back-off   |
  * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
@@ -27,18 +28,25 @@ export type FailureClass =
       /** `transient`: the error says so; `unknown`: not one of ours, retried to be safe. */
       readonly cause: 'transient' | 'unknown';
       readonly retryAfterMs: number | undefined;
+      /** False for a wait on someone else's work (`waitsForOther`): not a failed try. */
+      readonly spendsAttempt: boolean;
     };
 
 /** Classifies a failure by the error alone (no budget involved). */
 export function classifyFailure(error: unknown): FailureClass {
   if (!(error instanceof AppError)) {
-    return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined };
+    return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined, spendsAttempt: true };
   }
   if (error.deadLetterReason !== undefined) {
     return { kind: 'dead_letter', reason: error.deadLetterReason };
   }
   if (!error.transient) return { kind: 'dead_letter', reason: 'mapping_failed' };
-  return { kind: 'retry', cause: 'transient', retryAfterMs: error.retryAfterMs };
+  return {
+    kind: 'retry',
+    cause: 'transient',
+    retryAfterMs: error.retryAfterMs,
+    spendsAttempt: error.waitsForOther !== true,
+  };
 }
 
 export type FailureDecision =
@@ -47,9 +55,16 @@ export type FailureDecision =
       readonly action: 'retry';
       readonly delayMs: number;
       readonly cause: 'transient' | 'unknown';
+      /** Whether this failure counts against the attempts budget (see classifyFailure). */
+      readonly spendsAttempt: boolean;
     };
 
-/** Classification plus the retry budget: what to do after attempt `history.attempt` failed. */
+/**
+ * Classification plus the retry budget: what to do after a try failed, `history.attempt`
+ * being the attempts spent so far, this one included when it spends one. A wait on someone
+ * else's work is retried at the first back-off step and is bounded by the duration budget
+ * alone.
+ */
 export function decideFailure(
   error: unknown,
   history: Omit<AttemptHistory, 'minDelayMs'>,
@@ -61,9 +76,16 @@ export function decideFailure(
     case 'dead_letter':
       return { action: 'dead_letter', reason: failure.reason };
     case 'retry': {
-      const verdict = nextRetry({ ...history, minDelayMs: failure.retryAfterMs }, policy, random);
+      const { spendsAttempt } = failure;
+      const verdict = spendsAttempt
+        ? nextRetry({ ...history, minDelayMs: failure.retryAfterMs }, policy, random)
+        : nextRetry(
+            { ...history, attempt: 1, minDelayMs: failure.retryAfterMs },
+            { ...policy, maxAttempts: Number.POSITIVE_INFINITY },
+            random,
+          );
       if (!verdict.retry) return { action: 'dead_letter', reason: 'retries_exhausted' };
-      return { action: 'retry', delayMs: verdict.delayMs, cause: failure.cause };
+      return { action: 'retry', delayMs: verdict.delayMs, cause: failure.cause, spendsAttempt };
     }
   }
 }

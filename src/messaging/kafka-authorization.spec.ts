@@ -93,6 +93,7 @@ describe('the failure policy of a denial', () => {
       kind: 'retry',
       cause: 'transient',
       retryAfterMs: undefined,
+      spendsAttempt: true,
     });
   });
 

@@ -14,6 +14,7 @@ import type { ParsedOrderEnvelope } from '../events/order-event.schema.js';
 import { MessageProcessor, type EventDispatch } from './message-processor.js';
 import type { InboundMessage } from './messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from './transport.metrics.js';
+import { OrderBusyError } from '../orders/order.errors.js';
 
 const envelope = (overrides: Record<string, unknown> = {}) => ({
   eventId: randomUUID(),
@@ -179,6 +180,52 @@ describe('MessageProcessor', () => {
     });
     expect(metrics.retries.unknown).toBe(2);
     expect(metrics.deadLetters.get('retries_exhausted')).toBe(1);
+  });
+
+  it('waits for another worker holding the event without spending its attempts', async () => {
+    // The partition's previous owner still holds the attempt (a rebalance): seven busy
+    // answers, then one real failure, then success, within a budget of three attempts.
+    let calls = 0;
+    const { processor, letters, metrics } = setup(() => {
+      calls++;
+      if (calls <= 7) return Promise.reject(new OrderBusyError('held by worker A'));
+      if (calls === 8) return Promise.reject(new Error('connection reset'));
+      return Promise.resolve();
+    });
+    await expect(processor.process(message(JSON.stringify(envelope())), never)).resolves.toBe(
+      'succeeded',
+    );
+    expect(calls).toBe(9);
+    expect(letters).toEqual([]);
+    expect(metrics.retries.transient).toBe(7);
+  });
+
+  it('still dead-letters a wait for another worker that outlasts the duration budget', async () => {
+    let now = 0;
+    const letters: DeadLetter[] = [];
+    const processor = new MessageProcessor({
+      codec: orderEventCodec,
+      dispatch: () => {
+        now += 1_000;
+        return Promise.reject(new OrderBusyError('held by worker A'));
+      },
+      deadLetterSink: {
+        deadLetter: (letter) => {
+          letters.push(letter);
+          return Promise.resolve();
+        },
+      },
+      retry: { maxAttempts: 3, maxDurationMs: 5_000, baseDelayMs: 1, maxDelayMs: 2 },
+      sinkRetry: { baseDelayMs: 1, maxDelayMs: 2 },
+      logger: silentLogger(),
+      metrics: new InMemoryOrderEventsMetrics(),
+      random: () => 0.5,
+      now: () => now,
+    });
+    await expect(processor.process(message(JSON.stringify(envelope())), never)).resolves.toBe(
+      'dead_lettered',
+    );
+    expect(letters[0]).toMatchObject({ reason: 'retries_exhausted', attempts: 5 });
   });
 
   it('honours Retry-After', async () => {

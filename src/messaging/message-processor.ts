@@ -96,6 +96,9 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
       traceId: traceIdOfHeader(message.headers.traceparent),
     };
     const firstAttemptAt = this.now();
+    // `attempt` counts the tries; `spent` the ones the attempts budget counts (a wait on
+    // another worker's attempt is a try that spends none).
+    let spent = 0;
     for (let attempt = 1; ; attempt++) {
       if (signal.aborted) return 'abandoned';
       const started = this.now();
@@ -109,7 +112,7 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
       } catch (error) {
         const decision = decideFailure(
           error,
-          { attempt, firstAttemptAt, now: this.now() },
+          { attempt: spent + 1, firstAttemptAt, now: this.now() },
           this.options.retry,
           this.random,
         );
@@ -124,19 +127,22 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
               signal,
             );
           case 'retry': {
+            if (decision.spendsAttempt) spent++;
             if (signal.aborted) return 'abandoned';
             this.options.metrics.retried(decision.cause);
-            log.warn(
-              {
-                ...about,
-                orderId: event.key,
-                attempt,
-                delayMs: decision.delayMs,
-                cause: decision.cause,
-                error: describeError(error),
-              },
-              'order event failed, retrying this order after a back-off',
-            );
+            const facts = {
+              ...about,
+              orderId: event.key,
+              attempt,
+              delayMs: decision.delayMs,
+              cause: decision.cause,
+              error: describeError(error),
+            };
+            if (decision.spendsAttempt) {
+              log.warn(facts, 'order event failed, retrying this order after a back-off');
+            } else {
+              log.info(facts, 'order event waits for another worker; trying again shortly');
+            }
             if (!(await sleepUnlessAborted(decision.delayMs, signal))) return 'abandoned';
             break;
           }
