@@ -7,9 +7,11 @@
  * SANDBOX_CLIENT_SECRET_FILE (the built-in client's secret, from a file: the file's content,
  * one trailing newline removed; default sandbox-secret), and what it keeps at most over a
  * long run (docs/sandbox.md): SANDBOX_MAX_PAYMENTS (25000), SANDBOX_MAX_WEBHOOK_DELIVERIES
- * (20000), SANDBOX_MAX_SETTLEMENT_MOVEMENTS (500000).
+ * (20000), SANDBOX_MAX_SETTLEMENT_MOVEMENTS (500000), and how far its heap grows past what is
+ * live, SANDBOX_HEAP_GROWTH_PERCENT (50).
  */
 import { readFile } from 'node:fs/promises';
+import { setFlagsFromString } from 'node:v8';
 import { createLogger } from '../common/logger.js';
 import { parseSandboxEnv } from './sandbox.config.js';
 import { startSandbox } from './sandbox.server.js';
@@ -21,6 +23,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const env = parsed.env;
+  // What the sandbox keeps is bounded (docs/sandbox.md); this bounds the garbage around it,
+  // as the worker does (src/main.ts): heap ~ live x (1 + SANDBOX_HEAP_GROWTH_PERCENT %).
+  if (env.SANDBOX_HEAP_GROWTH_PERCENT > 0) {
+    setFlagsFromString(`--heap-growing-percent=${env.SANDBOX_HEAP_GROWTH_PERCENT}`);
+  }
   let webhookCa: Buffer | undefined;
   if (env.SANDBOX_WEBHOOK_CA_FILE !== undefined) {
     try {

@@ -48,6 +48,12 @@ export const sandboxEnvSchema = z.object({
   SANDBOX_MAX_SETTLEMENT_MOVEMENTS: integer(1, 100_000_000, 'an integer 1-100000000').default(
     DEFAULT_MAX_MOVEMENTS,
   ),
+  /**
+   * How far V8 lets the heap grow past what survived its last full collection (percent;
+   * 0: V8's own factor). Like the worker's HEAP_GROWTH_PERCENT: without it a long run's
+   * garbage piles up to a large part of the host's memory before V8 collects it.
+   */
+  SANDBOX_HEAP_GROWTH_PERCENT: integer(0, 400, 'an integer 0-400').default(50),
   SANDBOX_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be fatal, error, warn, info, debug, trace or silent',
