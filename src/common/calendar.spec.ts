@@ -32,4 +32,24 @@ describe('calendar dates', () => {
     expect(isTimeZone('Europe/Oslo')).toBe(true);
     expect(isTimeZone('Mars/Olympus')).toBe(false);
   });
+
+  it('agrees with the Date parser on every day 00 to 31 of every month of 1896 to 2104', () => {
+    const byDateParser = (value: string): boolean => {
+      const time = Date.parse(`${value}T00:00:00Z`);
+      return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value);
+    };
+    const disagreements: string[] = [];
+    for (let year = 1896; year <= 2104; year++) {
+      for (let month = 0; month <= 13; month++) {
+        for (let day = 0; day <= 32; day++) {
+          const value = `${year}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+          if (isIsoDate(value) !== byDateParser(value)) disagreements.push(value);
+        }
+      }
+    }
+    expect(disagreements).toEqual([]);
+    expect(isIsoDate('2000-02-29')).toBe(true);
+    expect(isIsoDate('1900-02-29')).toBe(false);
+    expect(isIsoDate('2026-02-29')).toBe(false);
+  });
 });

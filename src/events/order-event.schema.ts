@@ -245,7 +245,14 @@ export interface OrderEvent<T extends OrderEventType = OrderEventType> {
   readonly data: OrderEventData<T>;
 }
 
-export type OrderEnvelope = z.output<typeof envelopeSchema>;
+export type OrderEnvelope = z.output<typeof envelopeSchema> & {
+  /**
+   * Set by parseOrderEnvelope when the JSON text held no `\u0000` escape, the only way a
+   * JSON string can hold NUL: then no string of the event does, and its data need not be
+   * walked for one (see pathOfNul).
+   */
+  readonly nulFree?: true;
+};
 /** An envelope whose type is one of ORDER_EVENT_TYPES (its data not yet checked). */
 export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };
 
@@ -257,16 +264,20 @@ export type ParsedOrderEnvelope = OrderEnvelope & { type: OrderEventType };
 export function parseOrderEnvelope(value: Buffer | null, key: Buffer | null): ParsedOrderEnvelope {
   if (value === null || value.length === 0) throw new InvalidJsonError('message has no value');
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(value));
+    text = UTF8.decode(value);
+    json = JSON.parse(text);
   } catch (error) {
     throw new InvalidJsonError('message value is not UTF-8 JSON', { cause: error });
   }
   const result = envelopeSchema.safeParse(json);
   if (!result.success)
     throw new InvalidEventError(`invalid envelope: ${summarizeIssues(result.error)}`);
-  const envelope = result.data;
-  const nul = pathOfNul({ ...envelope, data: null }, []);
+  // JSON.parse refuses a raw control character in a string, so NUL arrives only escaped.
+  const nulFree = !text.includes('\\u0000');
+  const envelope = nulFree ? { ...result.data, nulFree } : result.data;
+  const nul = nulFree ? undefined : pathOfNul({ ...envelope, data: null }, []);
   if (nul !== undefined) throw new InvalidEventError(`invalid envelope: ${nul}: ${NUL_MESSAGE}`);
   if (!isOrderEventType(envelope.type)) {
     throw new InvalidEventError(`unknown event type "${envelope.type.slice(0, 100)}"`, {
@@ -299,7 +310,7 @@ export function parseOrderEvent<T extends OrderEventType>(
       },
     );
   }
-  const nul = pathOfNul(result.data, ['data']);
+  const nul = envelope.nulFree === true ? undefined : pathOfNul(result.data, ['data']);
   if (nul !== undefined) {
     throw new InvalidEventError(`invalid ${envelope.type}: ${nul}: ${NUL_MESSAGE}`, {
       metadata: { eventId: envelope.eventId },
@@ -316,6 +327,8 @@ export function parseOrderEvent<T extends OrderEventType>(
 }
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+/** Strict UTF-8 (a malformed byte sequence is an error, not U+FFFD); stateless, so shared. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * The path of the first string holding NUL (U+0000), which Postgres text cannot store: an
