@@ -157,7 +157,7 @@ export const envSchema = z.object({
    * V8's old generation grows by this share over what survived its last full collection
    * (0: V8's own factor, up to 4x with a large heap limit). See src/main.ts.
    */
-  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(400).default(50),
+  HEAP_GROWTH_PERCENT: z.coerce.number().int().min(0).max(400).default(100),
   /** key: different orders of a partition in parallel; partition: one event per partition at a time. */
   ORDER_SEQUENCING: z
     .enum(['key', 'partition'], { message: 'must be key or partition' })
