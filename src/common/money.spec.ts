@@ -49,6 +49,14 @@ describe('money', () => {
     expect(() => formatMinorUnits(1.5, 'NOK')).toThrow(/not an integer/);
   });
 
+  it('formats bigint minor units exactly, beyond what a float holds', () => {
+    expect(formatMinorUnits(124950n, 'NOK')).toBe('1249.50');
+    expect(formatMinorUnits(-5n, 'NOK')).toBe('-0.05');
+    expect(formatMinorUnits(0n, 'JPY')).toBe('0');
+    // 2^63 - 1 öre: a BIGINT column's largest value; Number() would have rounded it.
+    expect(formatMinorUnits(9223372036854775807n, 'NOK')).toBe('92233720368547758.07');
+  });
+
   it('rounds half away from zero', () => {
     expect(roundDecimal(parseDecimal('0.125'), 2)).toBe(13n);
     expect(roundDecimal(parseDecimal('0.124'), 2)).toBe(12n);

@@ -149,8 +149,8 @@ export function toMinorUnits(amount: string | number, currency: string): number 
 }
 
 /** Formats minor units as exact decimal text with the currency's decimals ("1249.50"). */
-export function formatMinorUnits(minor: number, currency: string): string {
-  if (!Number.isSafeInteger(minor)) {
+export function formatMinorUnits(minor: number | bigint, currency: string): string {
+  if (typeof minor === 'number' && !Number.isSafeInteger(minor)) {
     throw new ValidationError(
       'MONEY.NOT_MINOR_UNITS',
       `${minor} is not an integer amount of minor units`,
@@ -158,7 +158,8 @@ export function formatMinorUnits(minor: number, currency: string): string {
   }
   const exponent = currencyExponent(currency);
   const negative = minor < 0;
-  const text = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  // A bigint (a BIGINT column) is formatted as it is: no detour through a float.
+  const text = (negative ? -BigInt(minor) : BigInt(minor)).toString().padStart(exponent + 1, '0');
   const whole = text.slice(0, text.length - exponent);
   const fraction = exponent > 0 ? `.${text.slice(text.length - exponent)}` : '';
   return `${negative ? '-' : ''}${whole}${fraction}`;

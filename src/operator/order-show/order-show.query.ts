@@ -50,12 +50,12 @@ import { sanitizeText } from '../shared/sanitize-text.js';
 /**
  * Minor units (decimal text, as the tables hold them) as exact decimal text in major units,
  * by the one money formatter (common/money.ts). An amount it cannot format (an unknown
- * currency, more minor units than a safe integer holds) is shown as its minor units.
+ * currency, text that is not an integer) is shown as its minor units.
  */
 export function amountView(minor: string, currency: string): AmountView {
   const code = currency.trim();
   try {
-    return { amount: formatMinorUnits(Number(minor), code), currency: code };
+    return { amount: formatMinorUnits(BigInt(minor), code), currency: code };
   } catch {
     return { amount: `${minor} minor units`, currency: code };
   }

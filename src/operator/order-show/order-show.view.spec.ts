@@ -14,10 +14,12 @@ describe('order show formatting', () => {
       amount: '90071992547409.91',
       currency: 'NOK',
     });
+    // Beyond a float's exact integers: formatted from the text, no float on the way.
     expect(amountView('123456789012345678901', 'NOK')).toEqual({
-      amount: '123456789012345678901 minor units',
+      amount: '1234567890123456789.01',
       currency: 'NOK',
     });
+    expect(amountView('12.5', 'NOK')).toEqual({ amount: '12.5 minor units', currency: 'NOK' });
     expect(amountView('42', 'ZZZ')).toEqual({ amount: '42 minor units', currency: 'ZZZ' });
   });
 

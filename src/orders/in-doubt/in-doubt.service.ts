@@ -86,7 +86,7 @@ function sameVerdict(recorded: VerdictRow, asked: Verdict): boolean {
 function money(minor: number | string, currency: string): string {
   const code = currency.trim();
   try {
-    return `${formatMinorUnits(Number(minor), code)} ${code}`;
+    return `${formatMinorUnits(typeof minor === 'string' ? BigInt(minor) : minor, code)} ${code}`;
   } catch {
     return `${minor} minor units ${code}`;
   }

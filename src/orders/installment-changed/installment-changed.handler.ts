@@ -57,7 +57,7 @@ export class InstallmentChangedHandler extends PaymentCommandHandler<
             date: result.date,
             previousDate: installment.date,
             amount: formatMinorUnits(result.grossAmountMinor, result.currency),
-            previousAmount: formatMinorUnits(Number(installment.grossMinor), result.currency),
+            previousAmount: formatMinorUnits(installment.grossMinor, result.currency),
             currency: result.currency,
             status: result.status,
           }),

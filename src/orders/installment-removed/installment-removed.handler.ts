@@ -55,7 +55,7 @@ export class InstallmentRemovedHandler extends PaymentCommandHandler<
             installmentRef: installment.ref,
             installmentId: installment.payflowId,
             date: installment.date,
-            amount: formatMinorUnits(Number(installment.grossMinor), target.payment.currency),
+            amount: formatMinorUnits(installment.grossMinor, target.payment.currency),
             currency: target.payment.currency,
             status: result.status,
           }),
