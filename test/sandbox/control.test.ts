@@ -341,6 +341,7 @@ describe('npm run sandbox environment', () => {
         SANDBOX_MAX_PAYMENTS: 25_000,
         SANDBOX_MAX_WEBHOOK_DELIVERIES: 20_000,
         SANDBOX_MAX_SETTLEMENT_MOVEMENTS: 500_000,
+        SANDBOX_HEAP_GROWTH_PERCENT: 50,
       },
     });
   });
@@ -354,6 +355,8 @@ describe('npm run sandbox environment', () => {
       ['SANDBOX_MAX_PAYMENTS', '0'],
       ['SANDBOX_MAX_WEBHOOK_DELIVERIES', 'many'],
       ['SANDBOX_MAX_SETTLEMENT_MOVEMENTS', '-1'],
+      ['SANDBOX_HEAP_GROWTH_PERCENT', '401'],
+      ['SANDBOX_HEAP_GROWTH_PERCENT', 'half'],
     ] as const) {
       const result = parseSandboxEnv({ [name]: value });
       expect(result.ok).toBe(false);
