@@ -187,6 +187,11 @@ describe('OrderSearchQuery', () => {
         'command_attempts_in_doubt_idx',
       ]),
     );
+    // The attempts in doubt are read up to the limit, not all of them.
+    const inDoubtPlan = plans.find((plan) =>
+      plan.some((node) => node['Index Name'] === 'command_attempts_in_doubt_idx'),
+    );
+    expect(inDoubtPlan?.map((node) => node['Node Type'])).toContain('Limit');
   });
 
   it('keeps the customer number of a payment request on its order, where search finds it', async () => {

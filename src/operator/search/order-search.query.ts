@@ -164,7 +164,7 @@ export class OrderSearchQuery {
     const [blocked, payments, inDoubt] = await Promise.all([
       this.orders.recentlyBlocked(sql, max),
       this.payments.recentlyFailed(sql, max),
-      CommandAttemptRepository.listInDoubt(sql),
+      CommandAttemptRepository.recentInDoubt(sql, max),
     ]);
     const latest = new Map<string, number>();
     const seen = (orderId: string, at: Date | null): void => {

@@ -191,6 +191,16 @@ export class CommandAttemptRepository {
     );
   }
 
+  /** The latest `limit` attempts in doubt, the latest first (command_attempts_in_doubt_idx). */
+  static recentInDoubt(sql: Sql, limit: number): Promise<ClosedAttempt[]> {
+    return queryRows(
+      sql,
+      closedRow,
+      `${CLOSED} WHERE state = 'in_doubt' ORDER BY finished_at DESC, id DESC LIMIT $1`,
+      [limit],
+    );
+  }
+
   /** The order's attempts that a probe decided (or found unreadable), oldest first. */
   static listProbed(sql: Sql, orderId: string): Promise<ClosedAttempt[]> {
     return queryRows(
