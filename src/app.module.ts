@@ -107,7 +107,7 @@ export class AppModule {
         DatabaseModule,
         MetricsModule,
         ManagementModule,
-        ConsoleModule.forRoot(config, overrides.console),
+        ConsoleModule.forRoot(config, outbox, overrides.console),
         PayflowModule.forRootAsync({
           isGlobal: true,
           inject: [MetricsService],

@@ -3,6 +3,7 @@ import type { DynamicModule, Type } from '@nestjs/common';
 import { FASTIFY_ROUTE_CONSTRAINTS_METADATA } from '@nestjs/platform-fastify/constants.js';
 import type { AppConfig } from '../config/app-config.js';
 import { isManagementRoute } from '../management/listener-constraint.js';
+import { OutboxModule } from '../outbox/outbox.module.js';
 import { ConsoleModule } from './console.module.js';
 
 /** Every controller of a module and of the modules it imports. */
@@ -35,14 +36,20 @@ function handlersOf(controller: Type): { name: string; constraints: unknown }[] 
 
 describe('ConsoleModule', () => {
   it('is nothing at all without a CONSOLE_TOKEN', () => {
-    const module = ConsoleModule.forRoot({ CONSOLE_TOKEN: undefined } as AppConfig);
+    const module = ConsoleModule.forRoot(
+      { CONSOLE_TOKEN: undefined } as AppConfig,
+      OutboxModule.forRoot(),
+    );
     expect(module.controllers ?? []).toEqual([]);
     expect(module.imports ?? []).toEqual([]);
     expect(module.providers ?? []).toEqual([]);
   });
 
   it('serves every route of every console controller on the management port only', () => {
-    const module = ConsoleModule.forRoot({ CONSOLE_TOKEN: 'x'.repeat(16) } as AppConfig);
+    const module = ConsoleModule.forRoot(
+      { CONSOLE_TOKEN: 'x'.repeat(16) } as AppConfig,
+      OutboxModule.forRoot(),
+    );
     const controllers = controllersOf(module);
     expect(controllers.map((controller) => controller.name)).toEqual(
       expect.arrayContaining(['SignInController', 'SearchController', 'OrderController']),

@@ -18,7 +18,10 @@ import { OrderSearchQuery } from '../operator/search/order-search.query.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { ConsoleHttpIntegration } from './console-http.integration.js';
 import { CONSOLE_OPTIONS, consoleOptions, type ConsoleOverrides } from './console.options.js';
-import { ConsoleOperationsModule } from './operations/console-operations.module.js';
+import {
+  ConsoleOperationsModule,
+  type ImportedModule,
+} from './operations/console-operations.module.js';
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
 import { ConsoleAudit } from './shared/console-audit.js';
@@ -55,15 +58,23 @@ export class ConsoleSharedModule {
 
 @Module({})
 export class ConsoleModule {
-  /** The console, or nothing at all when no token is configured. */
-  static forRoot(config: AppConfig, overrides: ConsoleOverrides = {}): DynamicModule {
+  /**
+   * The console, or nothing at all when no token is configured. `outbox` is the
+   * application's OutboxModule (the object it imports itself): its relay publishes the
+   * console's replays and is woken by its pulls.
+   */
+  static forRoot(
+    config: AppConfig,
+    outbox: ImportedModule,
+    overrides: ConsoleOverrides = {},
+  ): DynamicModule {
     if (config.CONSOLE_TOKEN === undefined) return { module: ConsoleModule };
     return {
       module: ConsoleModule,
       imports: [
         DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
         ConsoleSharedModule.forRoot(config.CONSOLE_TOKEN, overrides),
-        ConsoleOperationsModule,
+        ConsoleOperationsModule.forRoot(outbox),
       ],
       controllers: [
         AssetsController,

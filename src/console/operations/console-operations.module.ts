@@ -7,12 +7,11 @@
  * when the console is on; every page is a `@ConsolePage()` (management port, session,
  * CSRF on every POST) and every action is recorded by ConsoleAudit.
  *
- * The replays publish through the application's outbox relay, found by ModuleRef when a
- * replay first flushes (the relay belongs to the worker's OutboxModule, which this module
- * does not import: importing it again would start a second relay).
+ * The replays publish through the application's outbox relay: the application passes its
+ * own OutboxModule (the very module object it imports, so Nest builds it once and no second
+ * relay starts), and the relay is injected from it like any other dependency.
  */
-import { Module } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import {
   DEAD_LETTER_REPLAY_FLUSHER,
   DeadLetterReplayModule,
@@ -37,79 +36,93 @@ import { OverviewController } from './overview/overview.controller.js';
 import { ConsoleNightActions } from './settlements/console-night-actions.js';
 import { SettlementsController } from './settlements/settlements.controller.js';
 
-/** The application's outbox relay (a replay publishes with it, a pull wakes it). */
-function relayOf(modules: ModuleRef): OutboxRelay {
-  return modules.get(OutboxRelay, { strict: false });
+/** A module the application imports, passed on as it is (Nest builds one instance of it). */
+export type ImportedModule = NonNullable<ModuleMetadata['imports']>[number];
+
+/** The application's outbox relay, as the replays (flush) and the pulls (wake-up) use it. */
+@Module({})
+class ConsoleOutboxModule {
+  static forRoot(outbox: ImportedModule): DynamicModule {
+    return {
+      module: ConsoleOutboxModule,
+      imports: [outbox],
+      providers: [
+        {
+          provide: DEAD_LETTER_REPLAY_FLUSHER,
+          inject: [OutboxRelay],
+          useFactory: (relay: OutboxRelay): OutboxFlusher => ({
+            flush: (timeoutMs, options) => relay.flush(timeoutMs, options),
+          }),
+        },
+        {
+          provide: RELAY_WAKEUP,
+          inject: [OutboxRelay],
+          useFactory: (relay: OutboxRelay) => (): void => {
+            relay.notify();
+          },
+        },
+      ],
+      exports: [DEAD_LETTER_REPLAY_FLUSHER, RELAY_WAKEUP],
+    };
+  }
 }
 
-@Module({
-  providers: [
-    {
-      provide: DEAD_LETTER_REPLAY_FLUSHER,
-      inject: [ModuleRef],
-      useFactory: (modules: ModuleRef): OutboxFlusher => ({
-        flush: (timeoutMs, options) => relayOf(modules).flush(timeoutMs, options),
-      }),
-    },
-    {
-      provide: RELAY_WAKEUP,
-      inject: [ModuleRef],
-      useFactory: (modules: ModuleRef) => (): void => {
-        try {
-          relayOf(modules).notify();
-        } catch {
-          // No relay in this application: the workers' relays poll the outbox.
-        }
-      },
-    },
-  ],
-  exports: [DEAD_LETTER_REPLAY_FLUSHER, RELAY_WAKEUP],
-})
-class ConsoleOutboxModule {}
-
-const REPLAY = DeadLetterReplayModule.forRoot({ imports: [ConsoleOutboxModule] });
-
 /** After a verdict, the order's parked events are republished as `dlq replay --order` does. */
-@Module({
-  imports: [REPLAY],
-  providers: [
-    {
-      provide: IN_DOUBT_ORDER_REPLAYER,
-      inject: [DeadLetterReplayService],
-      useFactory: (replay: DeadLetterReplayService): OrderReplayer => ({
-        replayOrder: async (orderId) => {
-          const result = await replay.replay({ orderId });
-          return { messages: result.messages, byReason: result.byReason };
+@Module({})
+class ConsoleOrderReplayerModule {
+  static forRoot(replay: DynamicModule): DynamicModule {
+    return {
+      module: ConsoleOrderReplayerModule,
+      imports: [replay],
+      providers: [
+        {
+          provide: IN_DOUBT_ORDER_REPLAYER,
+          inject: [DeadLetterReplayService],
+          useFactory: (service: DeadLetterReplayService): OrderReplayer => ({
+            replayOrder: async (orderId) => {
+              const result = await service.replay({ orderId });
+              return { messages: result.messages, byReason: result.byReason };
+            },
+          }),
         },
-      }),
-    },
-  ],
-  exports: [IN_DOUBT_ORDER_REPLAYER],
-})
-class ConsoleOrderReplayerModule {}
+      ],
+      exports: [IN_DOUBT_ORDER_REPLAYER],
+    };
+  }
+}
 
-@Module({
-  imports: [
-    ConsoleOutboxModule,
-    REPLAY,
-    OperatorReadsModule,
-    InDoubtModule.forRoot({ imports: [OperatorReadsModule, ConsoleOrderReplayerModule] }),
-    SettlementPullModule,
-  ],
-  controllers: [
-    OverviewController,
-    DeadLettersController,
-    InDoubtController,
-    SettlementsController,
-  ],
-  providers: [
-    DeadLetterListQuery,
-    SettlementNightsQuery,
-    OverviewSampler,
-    OverviewQuery,
-    ConsoleReplays,
-    ConsoleVerdicts,
-    ConsoleNightActions,
-  ],
-})
-export class ConsoleOperationsModule {}
+@Module({})
+export class ConsoleOperationsModule {
+  /** `outbox`: the application's OutboxModule, whose relay publishes the replays. */
+  static forRoot(outbox: ImportedModule): DynamicModule {
+    const relay = ConsoleOutboxModule.forRoot(outbox);
+    const replay = DeadLetterReplayModule.forRoot({ imports: [relay] });
+    return {
+      module: ConsoleOperationsModule,
+      imports: [
+        relay,
+        replay,
+        OperatorReadsModule,
+        InDoubtModule.forRoot({
+          imports: [OperatorReadsModule, ConsoleOrderReplayerModule.forRoot(replay)],
+        }),
+        SettlementPullModule,
+      ],
+      controllers: [
+        OverviewController,
+        DeadLettersController,
+        InDoubtController,
+        SettlementsController,
+      ],
+      providers: [
+        DeadLetterListQuery,
+        SettlementNightsQuery,
+        OverviewSampler,
+        OverviewQuery,
+        ConsoleReplays,
+        ConsoleVerdicts,
+        ConsoleNightActions,
+      ],
+    };
+  }
+}
