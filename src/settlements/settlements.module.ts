@@ -11,7 +11,6 @@ import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common'
 import { ScheduleModule } from '@nestjs/schedule';
 import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
-import { OutboxWriterModule } from '../outbox/outbox-writer.module.js';
 import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import {
   NightlySettlementsCron,
@@ -19,15 +18,11 @@ import {
 } from './nightly/nightly-settlements.cron.js';
 import { NightlySettlementsRunner } from './nightly/nightly-settlements.runner.js';
 import { NightTracker } from './nightly/night-tracker.js';
-import {
-  PullSettlementHandler,
-  SETTLEMENT_NIGHT_COMMITTED,
-} from './pull/pull-settlement.handler.js';
+import { SettlementPullModule } from './pull/settlement-pull.module.js';
 import { SettlementFileChunkEntity } from './settlement-file-chunk.entity.js';
 import { SettlementFileErrorEntity } from './settlement-file-error.entity.js';
 import { SettlementFileEntity } from './settlement-file.entity.js';
 import { SettlementNightEntity } from './settlement-night.entity.js';
-import { SettlementRepository } from './settlement.repository.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from './settlements.options.js';
 
 export interface SettlementsModuleOptions extends Pick<ModuleMetadata, 'imports'> {
@@ -44,21 +39,20 @@ export const SETTLEMENT_ENTITIES = [
 @Module({ imports: [DatabaseModule.forFeature(SETTLEMENT_ENTITIES)] })
 export class SettlementsModule {
   static forRoot(settings: SettlementsModuleOptions): DynamicModule {
+    // The pull of one night: the same module the CLI and the console use.
+    const pull = SettlementPullModule.forRoot({ imports: settings.imports ?? [] });
     return {
       module: SettlementsModule,
-      imports: [ScheduleModule.forRoot(), OutboxWriterModule, ...(settings.imports ?? [])],
+      imports: [ScheduleModule.forRoot(), pull, ...(settings.imports ?? [])],
       providers: [
         { provide: SETTLEMENTS_OPTIONS, useValue: settings.options },
         relayWakeupProvider(SETTLEMENT_EVENTS_COMMITTED),
-        { provide: SETTLEMENT_NIGHT_COMMITTED, useExisting: SETTLEMENT_EVENTS_COMMITTED },
         Database,
-        SettlementRepository,
-        PullSettlementHandler,
         NightTracker,
         NightlySettlementsRunner,
         NightlySettlementsCron,
       ],
-      exports: [PullSettlementHandler, NightlySettlementsRunner, NightlySettlementsCron],
+      exports: [pull, NightlySettlementsRunner, NightlySettlementsCron],
     };
   }
 }

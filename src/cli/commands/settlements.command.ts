@@ -143,7 +143,7 @@ export class SettlementsPullCommand extends CliCommand {
       throw new UsageError(`a pull covers at most ${MAX_PULL_DAYS} days; split the range`);
     }
     const format = options.format ?? 'standard';
-    const context = await this.features.open([SettlementPullModule], { payflow: true });
+    const context = await this.features.open([SettlementPullModule.forRoot()], { payflow: true });
     const handler = context.get(PullSettlementHandler);
     const payflow = context.get<PayflowApi>(PAYFLOW_API);
     const topic = this.config.TOPIC_SETTLEMENTS;

@@ -106,7 +106,7 @@ export class ConsoleOperationsModule {
         InDoubtModule.forRoot({
           imports: [OperatorReadsModule, ConsoleOrderReplayerModule.forRoot(replay)],
         }),
-        SettlementPullModule,
+        SettlementPullModule.forRoot({ imports: [outbox] }),
       ],
       controllers: [
         OverviewController,
