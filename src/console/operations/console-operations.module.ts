@@ -25,9 +25,7 @@ import { SettlementNightsQuery } from '../../operator/settlements/settlement-nig
 import { IN_DOUBT_ORDER_REPLAYER, InDoubtModule } from '../../orders/in-doubt/in-doubt.module.js';
 import type { OrderReplayer } from '../../orders/in-doubt/in-doubt.service.js';
 import { OutboxRelay } from '../../outbox/outbox.relay.js';
-import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
-import { RELAY_WAKEUP } from './console-operations.tokens.js';
 import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
 import { ConsoleVerdicts } from './in-doubt/console-verdicts.js';
@@ -39,30 +37,18 @@ import { SettlementsController } from './settlements/settlements.controller.js';
 /** A module the application imports, passed on as it is (Nest builds one instance of it). */
 export type ImportedModule = NonNullable<ModuleMetadata['imports']>[number];
 
-/** The application's outbox relay, as the replays (flush) and the pulls (wake-up) use it. */
+/**
+ * The application's outbox relay as the replays' flusher (it is an OutboxFlusher). The
+ * pulls wake it themselves: SettlementPullModule is given the same outbox.
+ */
 @Module({})
 class ConsoleOutboxModule {
   static forRoot(outbox: ImportedModule): DynamicModule {
     return {
       module: ConsoleOutboxModule,
       imports: [outbox],
-      providers: [
-        {
-          provide: DEAD_LETTER_REPLAY_FLUSHER,
-          inject: [OutboxRelay],
-          useFactory: (relay: OutboxRelay): OutboxFlusher => ({
-            flush: (timeoutMs, options) => relay.flush(timeoutMs, options),
-          }),
-        },
-        {
-          provide: RELAY_WAKEUP,
-          inject: [OutboxRelay],
-          useFactory: (relay: OutboxRelay) => (): void => {
-            relay.notify();
-          },
-        },
-      ],
-      exports: [DEAD_LETTER_REPLAY_FLUSHER, RELAY_WAKEUP],
+      providers: [{ provide: DEAD_LETTER_REPLAY_FLUSHER, useExisting: OutboxRelay }],
+      exports: [DEAD_LETTER_REPLAY_FLUSHER],
     };
   }
 }

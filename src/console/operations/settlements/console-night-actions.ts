@@ -16,7 +16,6 @@ import { PullSettlementHandler } from '../../../settlements/pull/pull-settlement
 import { SettlementRepository } from '../../../settlements/settlement.repository.js';
 import { ConsoleAudit } from '../../shared/console-audit.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
-import { RELAY_WAKEUP } from '../console-operations.tokens.js';
 
 export interface SettlementNotice {
   readonly outcome: 'done' | 'refused' | 'failed';
@@ -37,7 +36,6 @@ export class ConsoleNightActions {
     @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
     @Inject(Database) private readonly database: Database,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'SETTLEMENT_TIMEZONE'>,
-    @Inject(RELAY_WAKEUP) private readonly wakeRelay: () => void,
     @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
   ) {}
 
@@ -54,8 +52,8 @@ export class ConsoleNightActions {
     }
     const label = `${night.organizationId} ${night.date} ${night.format}`;
     try {
+      // A night that stored events wakes the relay itself (SETTLEMENT_NIGHT_COMMITTED).
       const result = await this.pulls.execute({ ...night, trigger: 'cli' });
-      if (result.outcome === 'stored' || result.outcome === 'changed') this.wakeRelay();
       const file = result.file;
       const what =
         result.outcome === 'unchanged'
