@@ -4,7 +4,7 @@
  * drain it within 30 seconds.
  */
 import 'reflect-metadata';
-import { setFlagsFromString } from 'node:v8';
+import { limitHeapGrowth } from './common/heap-growth.js';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { createLogger } from './common/logger.js';
 import { postgresConnection } from './database/connection-options.js';
@@ -29,14 +29,10 @@ function readConfig(): AppConfig {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  // The worker bounds its own heap. Node sizes V8's limit from the host's memory (4 GiB on a
-  // 24 GiB host) and V8 then lets the old generation grow to up to 4x what survived the last
-  // full collection: ~430 MB RSS under load. --max-old-space-size cannot be changed once
-  // Node runs (measured), but the growth factor can: heap ~ live x (1 + HEAP_GROWTH_PERCENT
-  // %), and what is live is bounded by MAX_IN_FLIGHT and MAX_IN_FLIGHT_BYTES.
-  if (config.HEAP_GROWTH_PERCENT > 0) {
-    setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWTH_PERCENT}`);
-  }
+  // The worker bounds its own heap (~430 MB RSS under load with V8's own growth factor):
+  // heap ~ live x (1 + HEAP_GROWTH_PERCENT %), and what is live is bounded by MAX_IN_FLIGHT
+  // and MAX_IN_FLIGHT_BYTES.
+  limitHeapGrowth(config.HEAP_GROWTH_PERCENT);
   const logger = createLogger({ level: config.LOG_LEVEL });
   // Signals are handled from the first moment: one that arrives while the worker is still
   // starting (joining the consumer group) shuts it down as soon as it has started.

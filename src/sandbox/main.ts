@@ -11,7 +11,7 @@
  * live, SANDBOX_HEAP_GROWTH_PERCENT (50).
  */
 import { readFile } from 'node:fs/promises';
-import { setFlagsFromString } from 'node:v8';
+import { limitHeapGrowth } from '../common/heap-growth.js';
 import { createLogger } from '../common/logger.js';
 import { parseSandboxEnv } from './sandbox.config.js';
 import { startSandbox } from './sandbox.server.js';
@@ -25,9 +25,7 @@ async function main(): Promise<void> {
   const env = parsed.env;
   // What the sandbox keeps is bounded (docs/sandbox.md); this bounds the garbage around it,
   // as the worker does (src/main.ts): heap ~ live x (1 + SANDBOX_HEAP_GROWTH_PERCENT %).
-  if (env.SANDBOX_HEAP_GROWTH_PERCENT > 0) {
-    setFlagsFromString(`--heap-growing-percent=${env.SANDBOX_HEAP_GROWTH_PERCENT}`);
-  }
+  limitHeapGrowth(env.SANDBOX_HEAP_GROWTH_PERCENT);
   let webhookCa: Buffer | undefined;
   if (env.SANDBOX_WEBHOOK_CA_FILE !== undefined) {
     try {
