@@ -7,9 +7,10 @@
  * `traceparent`, else under the trace of the payment's creation (CONTRACT §8); the request's
  * headers, stored with the row, keep its trace for the processor.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
+import { hashApiKey } from '../../orders/shared/webhook-credentials.js';
 import type { AppLogger } from '../../common/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { contextFromHeaders, traceIdOf, Tracing, type TraceSpan } from '../../tracing/tracing.js';
@@ -114,9 +115,9 @@ export class ReceiveWebhookHandler {
         throw WebhookRejection.unavailable();
       }
     }
-    const offered = createHash('sha256')
-      .update(command.apiKey ?? '', 'utf8')
-      .digest();
+    // The same digest as the stored one (webhook-credentials.ts), of a missing key too, so
+    // that a refusal takes as long as an acceptance.
+    const offered = hashApiKey(command.apiKey ?? '');
     const expected = entry?.apiKeyHash.length === 32 ? entry.apiKeyHash : NO_HASH;
     const matches = timingSafeEqual(offered, expected);
     if (entry === null || command.apiKey === undefined || !matches) {
