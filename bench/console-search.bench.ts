@@ -20,6 +20,7 @@ import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { Database, type Sql } from '../src/database/database.js';
 import { OrderSearchQuery } from '../src/operator/search/order-search.query.js';
 import { customersOf, fillOrders, idsOf } from './console-search/fill.js';
+import { nearestRank } from './percentile.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 
 const TARGET_MS = 1000;
@@ -33,12 +34,6 @@ function positive(name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
   return value;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? 0;
 }
 
 const round = (value: number): number => Math.round(value * 1000) / 1000;
@@ -153,8 +148,8 @@ async function main(): Promise<void> {
       times.sort((a, b) => a - b);
       results[kind] = {
         runs,
-        p50Ms: round(percentile(times, 50)),
-        p99Ms: round(percentile(times, 99)),
+        p50Ms: round(nearestRank(times, 0.5)),
+        p99Ms: round(nearestRank(times, 0.99)),
         maxMs: round(times.at(-1) ?? 0),
         hits,
         ...plans,
@@ -172,8 +167,8 @@ async function main(): Promise<void> {
       times.sort((a, b) => a - b);
       results.recent_failures = {
         runs,
-        p50Ms: round(percentile(times, 50)),
-        p99Ms: round(percentile(times, 99)),
+        p50Ms: round(nearestRank(times, 0.5)),
+        p99Ms: round(nearestRank(times, 0.99)),
         maxMs: round(times.at(-1) ?? 0),
         hits,
         ...(await plansOf(sql, (q) => q.recentFailures(50))),

@@ -29,7 +29,8 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { selfSignedTls } from '../testbed/tls.js';
-import { startSandboxChild } from './sandbox.bench.js';
+import { nearestRank } from './percentile.js';
+import { benchPaymentRequest, startSandboxChild, type BenchInstallment } from './sandbox.bench.js';
 
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 100_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -48,52 +49,20 @@ interface Sample {
   jobs: number | null;
 }
 
-function paymentBody(n: number, hookUrl: string, installments: boolean): string {
-  const order = `LR-${n}`;
-  const plan = installments
-    ? [
-        { date: '2026-01-01', grossAmount: 416.5 },
-        { date: '2031-01-01', grossAmount: 416.5 },
-        { date: '2031-02-01', grossAmount: 416.5 },
-      ]
-    : undefined;
-  return JSON.stringify({
-    customer: { type: 'person', firstName: 'Kari', lastName: 'Nordmann', email: 'k@example.com' },
-    order: { orderNumber: order, objects: [{ type: 'newCar', brand: 'Volvo', model: 'EX30' }] },
-    payment: {
-      currency: 'NOK',
-      totalGrossAmount: 1249.5,
-      totalNetAmount: 999.6,
-      dueDate: '2030-01-31',
-      internalRef: order,
-      items: [
-        {
-          description: 'Service',
-          netUnitPrice: 999.6,
-          grossUnitPrice: 1249.5,
-          grossTotalPrice: 1249.5,
-          netTotalPrice: 999.6,
-          vatAmount: 249.9,
-          quantity: 1,
-          taxRate: 25,
-          lineType: 'regular',
-        },
-      ],
-      ...(plan ? { installments: plan } : {}),
-    },
-    callback: {
-      url: `${hookUrl}/update/${n}`,
-      status_update_url: `${hookUrl}/status/${n}`,
-      api_key: 'k',
-    },
-  });
-}
+/** Every 10th order has a plan: one instalment due, two in 2031 (debits scheduled). */
+const PLAN: readonly BenchInstallment[] = [
+  { date: '2026-01-01', grossAmount: 416.5 },
+  { date: '2031-01-01', grossAmount: 416.5 },
+  { date: '2031-02-01', grossAmount: 416.5 },
+];
 
-function percentile(sorted: readonly number[], fraction: number): number {
-  if (sorted.length === 0) return 0;
-  return (
-    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0
-  );
+function paymentBody(n: number, hookUrl: string, installments: boolean): string {
+  const callback = {
+    url: `${hookUrl}/update/${n}`,
+    status_update_url: `${hookUrl}/status/${n}`,
+    api_key: 'k',
+  };
+  return JSON.stringify(benchPaymentRequest(`LR-${n}`, callback, installments ? PLAN : undefined));
 }
 
 const round = (value: number, decimals = 1): number => Number(value.toFixed(decimals));
@@ -377,8 +346,8 @@ async function main(): Promise<void> {
         kind,
         {
           calls: sorted.length,
-          p50Ms: round(percentile(sorted, 0.5), 2),
-          p99Ms: round(percentile(sorted, 0.99), 2),
+          p50Ms: round(nearestRank(sorted, 0.5), 2),
+          p99Ms: round(nearestRank(sorted, 0.99), 2),
           maxMs: round(sorted[sorted.length - 1] ?? 0, 2),
         },
       ];
@@ -420,14 +389,14 @@ async function main(): Promise<void> {
     },
     control: {
       calls: reads.length,
-      p50Ms: round(percentile(reads, 0.5), 2),
-      p99Ms: round(percentile(reads, 0.99), 2),
+      p50Ms: round(nearestRank(reads, 0.5), 2),
+      p99Ms: round(nearestRank(reads, 0.99), 2),
       maxMs: round(reads[reads.length - 1] ?? 0, 2),
       byKind,
     },
     settlementCsv: {
       calls: csv.length,
-      p50Ms: round(percentile(csvSorted, 0.5), 1),
+      p50Ms: round(nearestRank(csvSorted, 0.5), 1),
       maxMs: round(csvSorted[csvSorted.length - 1] ?? 0, 1),
     },
     samples,

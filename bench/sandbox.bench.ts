@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { startSandbox } from '../src/sandbox/sandbox.server.js';
+import { nearestRank } from './percentile.js';
 
 export interface CreatePaymentRateOptions {
   /** Group A base address. */
@@ -43,31 +44,57 @@ export interface CreatePaymentRate {
   serverCpuMsPerRequest: number;
 }
 
-const PAYMENT_BODY = JSON.stringify({
-  customer: { type: 'person', firstName: 'Kari', lastName: 'Nordmann', email: 'kari@example.com' },
-  order: { orderNumber: 'SO-BENCH', objects: [{ type: 'newCar', brand: 'Volvo', model: 'EX30' }] },
-  payment: {
-    currency: 'NOK',
-    totalGrossAmount: 1249.5,
-    totalNetAmount: 999.6,
-    dueDate: '2030-01-31',
-    internalRef: 'SO-BENCH',
-    items: [
-      {
-        description: 'Service',
-        netUnitPrice: 999.6,
-        grossUnitPrice: 1249.5,
-        grossTotalPrice: 1249.5,
-        netTotalPrice: 999.6,
-        vatAmount: 249.9,
-        quantity: 1,
-        taxRate: 25,
-        lineType: 'regular',
-      },
-    ],
-  },
-  callback: { url: 'https://example.invalid/hook', api_key: 'k' },
-});
+/** One instalment of a payment plan, as Payflow's create-payment request takes it. */
+export interface BenchInstallment {
+  readonly date: string;
+  readonly grossAmount: number;
+}
+
+/**
+ * The create-payment request the sandbox benches send: one service line of 1,249.50 NOK
+ * for `orderNumber` (also its internalRef), with these callbacks and, optionally, a plan.
+ */
+export function benchPaymentRequest(
+  orderNumber: string,
+  callback: Readonly<Record<string, string>>,
+  installments?: readonly BenchInstallment[],
+): Record<string, unknown> {
+  return {
+    customer: {
+      type: 'person',
+      firstName: 'Kari',
+      lastName: 'Nordmann',
+      email: 'kari@example.com',
+    },
+    order: { orderNumber, objects: [{ type: 'newCar', brand: 'Volvo', model: 'EX30' }] },
+    payment: {
+      currency: 'NOK',
+      totalGrossAmount: 1249.5,
+      totalNetAmount: 999.6,
+      dueDate: '2030-01-31',
+      internalRef: orderNumber,
+      items: [
+        {
+          description: 'Service',
+          netUnitPrice: 999.6,
+          grossUnitPrice: 1249.5,
+          grossTotalPrice: 1249.5,
+          netTotalPrice: 999.6,
+          vatAmount: 249.9,
+          quantity: 1,
+          taxRate: 25,
+          lineType: 'regular',
+        },
+      ],
+      ...(installments ? { installments } : {}),
+    },
+    callback,
+  };
+}
+
+const PAYMENT_BODY = JSON.stringify(
+  benchPaymentRequest('SO-BENCH', { url: 'https://example.invalid/hook', api_key: 'k' }),
+);
 
 async function fetchBenchToken(
   partnerUrl: string,
@@ -90,12 +117,6 @@ async function serverCpuMicros(url: string): Promise<number> {
   const response = await fetch(`${url}/sandbox/stats`);
   const stats = (await response.json()) as { cpuMicros: { user: number; system: number } };
   return stats.cpuMicros.user + stats.cpuMicros.system;
-}
-
-function percentile(sorted: Float64Array, fraction: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? 0;
 }
 
 /** Drives POST /api/payments at a fixed concurrency and measures it. */
@@ -151,8 +172,8 @@ export async function measureCreatePaymentRate(
       errors,
       durationMs: round(durationMs, 1),
       requestsPerSecond: round((done / durationMs) * 1000, 0),
-      p50Ms: round(percentile(sorted, 0.5), 3),
-      p99Ms: round(percentile(sorted, 0.99), 3),
+      p50Ms: round(nearestRank(sorted, 0.5), 3),
+      p99Ms: round(nearestRank(sorted, 0.99), 3),
       serverCpuMsPerRequest: round((cpuAfter - cpuBefore) / 1000 / Math.max(done, 1), 4),
     };
   } finally {

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Consumer, type Producer } from 'kafkajs';
 import { prng } from '../../testbed/order-load.js';
+import { nearestRank } from '../percentile.js';
 
 export interface BenchEvent {
   readonly eventId: string;
@@ -260,9 +261,6 @@ export function percentiles(values: readonly number[]): {
 } {
   if (values.length === 0) return { p50: 0, p95: 0, p99: 0, max: 0 };
   const sorted = Float64Array.from(values).sort();
-  const at = (fraction: number): number => {
-    const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
-    return Math.round((sorted[index] ?? 0) * 10) / 10;
-  };
+  const at = (fraction: number): number => Math.round(nearestRank(sorted, fraction) * 10) / 10;
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: at(1) };
 }

@@ -3,16 +3,21 @@ import { VirtualClock } from './clock.js';
 import { Scheduler } from './scheduler.js';
 import { RETRY_BACKOFF_MINUTES } from './webhooks.js';
 
+/** A scheduler on `clock` with nothing in flight to settle, whose job errors fail the test. */
+function schedulerOn(clock: VirtualClock): Scheduler {
+  return new Scheduler(
+    clock,
+    () => Promise.resolve(),
+    (error) => {
+      throw error;
+    },
+  );
+}
+
 describe('Scheduler', () => {
   it('runs due jobs in time order at their own due time while advancing, including jobs they add', async () => {
     const clock = new VirtualClock();
-    const scheduler = new Scheduler(
-      clock,
-      () => Promise.resolve(),
-      (error) => {
-        throw error;
-      },
-    );
+    const scheduler = schedulerOn(clock);
     const start = clock.now();
     const ran: [string, number][] = [];
     scheduler.schedule(start + 30 * 60_000, (at) => {
@@ -40,13 +45,7 @@ describe('Scheduler', () => {
 
   it('drops an owner’s jobs on cancel, and compacts the heap of many cancelled ones', async () => {
     const clock = new VirtualClock();
-    const scheduler = new Scheduler(
-      clock,
-      () => Promise.resolve(),
-      (error) => {
-        throw error;
-      },
-    );
+    const scheduler = schedulerOn(clock);
     const start = clock.now();
     const ran: string[] = [];
     for (let n = 0; n < 3_000; n++) {
@@ -63,13 +62,7 @@ describe('Scheduler', () => {
 
   it('lets requests in while it runs a long row of due jobs', async () => {
     const clock = new VirtualClock();
-    const scheduler = new Scheduler(
-      clock,
-      () => Promise.resolve(),
-      (error) => {
-        throw error;
-      },
-    );
+    const scheduler = schedulerOn(clock);
     const start = clock.now();
     let ran = 0;
     let ranWhenTimerFired = -1;
