@@ -3,7 +3,7 @@
  * producer that keeps trying through broker and cluster outages, and a reader that takes a
  * topic from the beginning up to its end as it is now.
  */
-import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
+import { createTopicsAndWait, waitForLeaders } from '../src/messaging/kafka.topics.js';
 import { partitionOfKey } from '../src/messaging/kafka.producer.js';
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
@@ -67,6 +67,9 @@ export class PacedProducer {
     await admin.connect();
     let partitions: number;
     try {
+      // The broker this admin asks may not have applied a topic just created on another one
+      // ("does not host this topic-partition"): wait for it as the topic creation does.
+      await waitForLeaders(admin, [topic]);
       const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
       partitions = topics[0]?.partitions.length ?? 0;
     } finally {
