@@ -22,6 +22,7 @@ export const DEAD_LETTER_REASONS = [
   'retries_exhausted',
   'blocked_by_earlier_failure',
   'in_doubt',
+  'supersede_refused',
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
@@ -52,6 +53,13 @@ export abstract class AppError extends Error {
    * spending its attempts budget, within its duration budget.
    */
   readonly waitsForOther?: boolean | undefined;
+  /**
+   * Set when the failure is a wait whose end is known (epoch ms): a Payflow call held for a
+   * late effect (PAYFLOW_LATE_EFFECT_WINDOW), whose request may still land until then. The
+   * event is retried not sooner than `retryAfterMs`, spending neither its attempts nor its
+   * duration budget: the window bounds the wait, not the retry budget.
+   */
+  readonly waitsUntilMs?: number | undefined;
 
   toJSON(): Record<string, unknown> {
     return {

@@ -178,6 +178,13 @@ export const envSchema = z.object({
   PAYFLOW_CONNECT_TIMEOUT: duration.default(5_000),
   PAYFLOW_REQUEST_TIMEOUT: duration.default(30_000),
   /**
+   * How long after a request left Payflow may still apply it. A read of Payflow that shows a
+   * call "not applied" is trusted only once this has passed since the call's send mark.
+   * Unset: DEFAULT_LATE_EFFECT_WINDOW_MS, or twice PAYFLOW_REQUEST_TIMEOUT when that is
+   * longer (loadConfig); set: at least twice PAYFLOW_REQUEST_TIMEOUT.
+   */
+  PAYFLOW_LATE_EFFECT_WINDOW: duration.optional(),
+  /**
    * Connections to Payflow at once. Unset: MAX_IN_FLIGHT (loadConfig), since every event in
    * flight may be in a call; fewer made calls wait for a connection inside the process.
    */
@@ -247,9 +254,21 @@ export const envSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).default('payflow-bridge'),
 });
 
-export type AppConfig = Omit<z.output<typeof envSchema>, 'PAYFLOW_MAX_CONNECTIONS'> & {
+export type AppConfig = Omit<
+  z.output<typeof envSchema>,
+  'PAYFLOW_MAX_CONNECTIONS' | 'PAYFLOW_LATE_EFFECT_WINDOW'
+> & {
   readonly PAYFLOW_MAX_CONNECTIONS: number;
+  readonly PAYFLOW_LATE_EFFECT_WINDOW: number;
 };
+
+/**
+ * PAYFLOW_LATE_EFFECT_WINDOW's default, 3 minutes: six times the default request time-out,
+ * and above the 60 s that gateways and load balancers commonly hold a request, plus the
+ * time a server may still work on it after its gateway gave up (docs/assumptions.md,
+ * "Late effects").
+ */
+export const DEFAULT_LATE_EFFECT_WINDOW_MS = 3 * 60_000;
 
 export class ConfigError extends ValidationError {
   constructor(
@@ -346,7 +365,27 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
   return {
     ...config,
     PAYFLOW_MAX_CONNECTIONS: config.PAYFLOW_MAX_CONNECTIONS ?? config.MAX_IN_FLIGHT,
+    PAYFLOW_LATE_EFFECT_WINDOW: lateEffectWindow(config),
   };
+}
+
+/** The late-effect window: at least twice the request time-out (see the variable). */
+function lateEffectWindow(
+  config: Pick<
+    z.output<typeof envSchema>,
+    'PAYFLOW_LATE_EFFECT_WINDOW' | 'PAYFLOW_REQUEST_TIMEOUT'
+  >,
+): number {
+  const least = 2 * config.PAYFLOW_REQUEST_TIMEOUT;
+  const window = config.PAYFLOW_LATE_EFFECT_WINDOW;
+  if (window === undefined) return Math.max(DEFAULT_LATE_EFFECT_WINDOW_MS, least);
+  if (window < least) {
+    throw new ConfigError(
+      'PAYFLOW_LATE_EFFECT_WINDOW',
+      `must be at least twice PAYFLOW_REQUEST_TIMEOUT (${least} ms)`,
+    );
+  }
+  return window;
 }
 
 function checkPair<C extends object>(
