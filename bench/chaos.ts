@@ -7,19 +7,25 @@
  * - 10 worker SIGKILLs at random moments (each worker is started again at once);
  * - one broker SIGKILL, restarted about 15 s later;
  * - one Postgres restart (of a private server, testbed/postgres-instance.ts);
- * - the sandbox answering 30 % 5xx, then 429 with Retry-After, then with 2 s of latency.
+ * - the sandbox answering 30 % 5xx, then 429 with Retry-After, then with 2 s of latency,
+ *   then late effects on installments and documents for 20 s (8 s of latency past the
+ *   workers' 3 s time-out; 504 answered at once and applied 4 s later):
+ *   bench/chaos/payflow-faults.ts.
  *
  * Then it checks the parties' own records (testbed/invariants.ts: the sandbox's payments,
- * Postgres's tables, the status and dead-letter topics), prints a table (with the in-doubt
- * dead letters by event type) and writes bench/results/chaos.json. Exit 0 only with no duplicate payment, no lost event, no status
- * event missing or out of order, no worker alive but deaf, and no creation in doubt whose
- * request never left its worker.
+ * Postgres's tables, the status and dead-letter topics; bench/chaos/effects-verdict.ts: per
+ * payment, the installments and documents Payflow holds against what the bridge told and
+ * recorded), prints a table (with the in-doubt dead letters by event type and the late
+ * effects) and writes bench/results/chaos.json (chaos-loaded.json when loaded). Exit 0 only
+ * with no duplicate payment, no effect doubled at Payflow, no lost event, no status event
+ * missing, out of order or told twice, no worker alive but deaf, and no creation in doubt
+ * whose request never left its worker.
  *
  * Seeded: the seed is printed; CHAOS_SEED=<n> replays the same plan (the same orders, the
- * same fault moments; the machine's timing still differs). CHAOS_ORDERS (10000) and
- * CHAOS_RATE (events/s, 100) scale it; CHAOS_KEEP_DB=1 keeps the database.
+ * same fault moments; the machine's timing still differs). The other knobs
+ * (CHAOS_ORDERS, CHAOS_RATE, CHAOS_BUSY_LOOPS for a loaded machine, the workers' time-out
+ * and late-effect window, CHAOS_KEEP_DB) are in bench/chaos/settings.ts.
  */
-import { randomInt } from 'node:crypto';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,16 +36,21 @@ import {
   eventsOnTopic,
   formatReport,
   waitSettled,
-  type InvariantReport,
 } from '../testbed/invariants.js';
 import { createTopics, PacedProducer } from '../testbed/kafka-io.js';
 import { interleave, planOrders, prng, type OrderPlan } from '../testbed/order-load.js';
 import { selfSignedTls } from '../testbed/tls.js';
-import { WorkerProcess } from '../testbed/worker-process.js';
 import { PostgresInstance } from '../testbed/postgres-instance.js';
 import { startSandboxChild } from './sandbox.bench.js';
+import { BusyLoops } from './chaos/busy-loops.js';
+import { checkEffects } from './chaos/effects-verdict.js';
+import { lateEffectMetrics, readHeldAttempts } from './chaos/late-effect-figures.js';
+import { SandboxControl, planPhases, runPhases } from './chaos/payflow-faults.js';
 import { PayflowRecorder, WebhookBalancer } from './chaos/proxies.js';
+import { lateEffectRows, summarize, type LateEffectFigures } from './chaos/result.js';
+import { chaosSettings } from './chaos/settings.js';
 import { StatusFollower } from './chaos/status-follower.js';
+import { startSlot, watchSlots, type Slot, type WorkerSetting } from './chaos/worker-slots.js';
 
 const TOPICS = {
   orders: 'erp.orders.v1',
@@ -55,43 +66,20 @@ const log = (line: string): void => {
   process.stdout.write(`[${elapsed()}] ${line}\n`);
 };
 
-function envNumber(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
-  return value;
-}
-
-/** One worker slot: its fixed port and every process that ran in it. */
-interface Slot {
-  readonly name: string;
-  readonly port: number;
-  current: WorkerProcess | undefined;
-  readonly lives: Life[];
-}
-
-/** One process of a slot, and whether it was seen consuming. */
-interface Life {
-  readonly pid: number;
-  readonly startedAt: number;
-  endedAt: number | undefined;
-  consumed: boolean;
-  liveOk: boolean;
-}
-
 interface FaultRecord {
   readonly at: string;
   readonly what: string;
 }
 
 async function main(): Promise<void> {
-  const seed = Number(process.env.CHAOS_SEED ?? randomInt(1, 2 ** 31 - 1));
-  const orders = envNumber('CHAOS_ORDERS', 10_000);
-  const rate = envNumber('CHAOS_RATE', 100);
+  const settings = chaosSettings(process.env);
+  const { seed, orders, rate } = settings;
   log(
-    `fault campaign: seed ${seed} (replay with CHAOS_SEED=${seed}), ${orders} orders at ${rate} events/s`,
+    `fault campaign: seed ${seed} (replay with CHAOS_SEED=${seed}), ${orders} orders at ${rate} events/s` +
+      (settings.busyLoops > 0 ? `, loaded: ${settings.busyLoops} busy loop(s)` : ''),
   );
+  // Started first and kept to the end: the whole run shares the machine with them.
+  const busyLoops = BusyLoops.start(settings.busyLoops);
   const random = prng(seed);
   const runDir = await mkdtemp(join(tmpdir(), 'pfb-chaos-'));
   const faults: FaultRecord[] = [];
@@ -135,74 +123,21 @@ async function main(): Promise<void> {
     3,
   );
 
-  const workerEnv = (slot: Slot): Record<string, string> => ({
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: databaseUrl,
-    DB_POOL_SIZE: '10',
-    KAFKA_BROKERS: cluster.bootstrapServers,
-    KAFKA_GROUP_ID: 'payflow-bridge-chaos',
-    KAFKA_SESSION_TIMEOUT: '6s',
-    KAFKA_FETCH_MAX_WAIT: '500ms',
-    TOPIC_ORDERS: TOPICS.orders,
-    TOPIC_PAYMENT_STATUS: TOPICS.status,
-    TOPIC_SETTLEMENTS: TOPICS.settlements,
-    MAX_IN_FLIGHT: '128',
-    RETRY_MAX_ATTEMPTS: '30',
-    RETRY_MAX_DURATION: '10m',
-    PAYFLOW_BASE_URL: recorder.url,
-    PAYFLOW_PARTNER_BASE_URL: `${recorder.url}/partner`,
-    PAYFLOW_CLIENT_ID: 'sandbox-client',
-    PAYFLOW_CLIENT_SECRET: 'sandbox-secret',
-    PAYFLOW_MAX_CONNECTIONS: '128',
-    WEBHOOK_PUBLIC_BASE_URL: `https://localhost:${balancer.port}`,
-    WEBHOOK_PROCESSING_POLL_INTERVAL: '250ms',
-    TLS_CERT_FILE: join(runDir, 'cert.pem'),
-    TLS_KEY_FILE: join(runDir, 'key.pem'),
-    HTTP_PORT: String(slot.port),
-    HTTP_HOST: '127.0.0.1',
-    // Behind the balancer every webhook connection comes from one address (as behind a real
-    // load balancer): the per-address limit must leave room for all of them.
-    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1024',
-    MANAGEMENT_PORT: '0',
-    MANAGEMENT_HOST: '127.0.0.1',
-    RECONCILE_ENABLED: 'false',
-    SETTLEMENT_ENABLED: 'false',
-  });
-  const startSlot = async (slot: Slot): Promise<void> => {
-    const worker = await WorkerProcess.start({
-      env: workerEnv(slot),
-      logFile: join(runDir, `${slot.name}.log`),
-      startTimeoutMs: 120_000,
-      ca: tls.ca,
-    });
-    slot.current = worker;
-    slot.lives.push({
-      pid: worker.pid,
-      startedAt: performance.now(),
-      endedAt: undefined,
-      consumed: false,
-      liveOk: false,
-    });
+  const workerSetting: WorkerSetting = {
+    databaseUrl,
+    bootstrapServers: cluster.bootstrapServers,
+    topics: TOPICS,
+    payflowUrl: recorder.url,
+    webhookPort: balancer.port,
+    runDir,
+    ca: tls.ca,
+    requestTimeout: settings.requestTimeout,
+    lateEffectWindow: settings.lateEffectWindow,
   };
-  await Promise.all(slots.map(startSlot));
+  await Promise.all(slots.map((slot) => startSlot(workerSetting, slot)));
   log(`workers ${slots.map((slot) => slot.current?.pid).join(', ')} consuming`);
 
-  // Watches every live worker: did it consume since it started, does /health/live answer?
-  let watching = true;
-  const watcher = (async () => {
-    while (watching) {
-      for (const slot of slots) {
-        const worker = slot.current;
-        const life = slot.lives.at(-1);
-        if (worker === undefined || life === undefined || !worker.alive) continue;
-        const processed = await worker.metric('payflow_bridge_order_events_processed_total');
-        if ((processed ?? 0) > 0) life.consumed = true;
-        if ((await worker.get('/health/live')).status === 200) life.liveOk = true;
-      }
-      await sleep(1_000);
-    }
-  })();
+  const watcher = watchSlots(slots);
 
   // ---- the load and the webhooks flowing back
   const plans = planOrders({ prefix: `CH-${seed}`, orders, seed });
@@ -231,21 +166,8 @@ async function main(): Promise<void> {
   const brokerAt = at(0.3 + random() * 0.2);
   const brokerVictim = 1 + Math.floor(random() * 3);
   const postgresAt = at(0.55 + random() * 0.2);
-  const phases = [
-    { at: at(0.1), name: '30 % 5xx' },
-    { at: at(0.3), name: '429 with Retry-After' },
-    { at: at(0.5), name: '2 s latency' },
-    { at: at(0.7), name: 'no fault' },
-  ];
-  const control = async (method: string, path: string, body?: unknown): Promise<void> => {
-    const response = await fetch(`${sandbox.url}/sandbox${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status}`);
-    await response.arrayBuffer();
-  };
+  const phases = planPhases(at, settings.latePhaseMs);
+  const control = new SandboxControl(sandbox.url);
   const loadStart = performance.now();
   const waitUntil = async (ms: number): Promise<void> => {
     const left = loadStart + ms - performance.now();
@@ -272,7 +194,7 @@ async function main(): Promise<void> {
       // A start can fail while a broker or Postgres is down (it exits 1): try again.
       for (let attempt = 1; attempt <= 5; attempt++) {
         try {
-          await startSlot(slot);
+          await startSlot(workerSetting, slot);
           break;
         } catch (error) {
           log(`could not start ${slot.name} (attempt ${attempt}): ${String(error).split('\n')[0]}`);
@@ -296,29 +218,23 @@ async function main(): Promise<void> {
     await postgres.restart();
     log('Postgres is back');
   })();
-  const sandboxFaults = (async () => {
-    for (const phase of phases) {
-      await waitUntil(phase.at);
-      await control('DELETE', '/faults');
-      if (phase.name === '30 % 5xx') {
-        // 503 (Payflow did nothing: retried) and 500 (may have: a creation is in doubt).
-        await control('POST', '/faults', { path: '/**', status: 503, rate: 0.25 });
-        await control('POST', '/faults', { path: '/**', status: 500, rate: 0.067 });
-      } else if (phase.name === '429 with Retry-After') {
-        await control('POST', '/faults', {
-          path: '/**',
-          status: 429,
-          rate: 0.3,
-          retryAfterSeconds: 2,
-        });
-      } else if (phase.name === '2 s latency') {
-        await control('POST', '/faults', { path: '/**', latencyMs: 2_000 });
-      }
-      fault(`sandbox: ${phase.name}`);
-    }
-  })();
-
-  await Promise.all([sending, workerKills, brokerKill, postgresRestart, sandboxFaults]);
+  const sandboxFaults = runPhases(
+    control,
+    phases,
+    { waitUntil, elapsedMs: () => performance.now() - loadStart },
+    // A slow set-up means a busy sandbox or machine: the phase began that much later.
+    (name, setUpMs) =>
+      fault(
+        `sandbox: ${name}${setUpMs > 1_000 ? ` (set up in ${(setUpMs / 1000).toFixed(1)} s)` : ''}`,
+      ),
+  );
+  const [, , , , latePhase] = await Promise.all([
+    sending,
+    workerKills,
+    brokerKill,
+    postgresRestart,
+    sandboxFaults,
+  ]);
   const loadEndedAt = performance.now();
   log(
     `all ${producer.sent} sends done (${producer.failedSends} failed and resent); waiting for the pipeline to settle`,
@@ -346,7 +262,7 @@ async function main(): Promise<void> {
   log(`in-doubt creations found at Payflow and opened there: ${inDoubt}`);
   // Webhook deliveries that failed during a worker kill are retried on Payflow's schedule.
   await sleep(3_000);
-  await control('POST', '/clock/advance', { minutes: 6 });
+  await control.call('POST', '/clock/advance', { minutes: 6 });
   await follower.waitWebhooks(60_000);
   await waitSettled(databaseUrl, [], 60_000);
 
@@ -383,8 +299,16 @@ async function main(): Promise<void> {
   }));
   log(`probe: ${probeOpen} open; processed per worker ${JSON.stringify(probeTaken)}`);
   events.push(...probe);
-  watching = false;
-  await watcher;
+  await watcher.stop();
+  // Late applications answered during the late phase have landed long since; make sure.
+  const sandboxLate = await control.waitLateApplications(130_000);
+  // The workers' own late-effect metrics, if they expose any (only the live processes).
+  const metricsTexts = await Promise.all(
+    slots.map(async (slot) => {
+      const answer = await slot.current?.get('/metrics');
+      return answer?.status === 200 && typeof answer.body === 'string' ? answer.body : '';
+    }),
+  );
 
   // ---- stop and check
   await producer.stop();
@@ -404,6 +328,19 @@ async function main(): Promise<void> {
     events,
     sentPaymentTokens: recorder.paymentTokens,
   });
+  const effects = await checkEffects({
+    databaseUrl,
+    sandboxUrl: sandbox.url,
+    brokers: cluster.brokers,
+    statusTopic: TOPICS.status,
+    events,
+  });
+  const lateEffects: LateEffectFigures = {
+    phase: latePhase,
+    sandbox: sandboxLate,
+    heldAttempts: await readHeldAttempts(databaseUrl),
+    workerMetrics: lateEffectMetrics(metricsTexts),
+  };
   const lives = slots.flatMap((slot) => slot.lives.map((life) => ({ slot: slot.name, ...life })));
   // Deaf: alive for 20 s or more while the load ran and never seen consuming or answering
   // /health/live; or alive at the end and taking none of the probe.
@@ -416,7 +353,7 @@ async function main(): Promise<void> {
     ...probeTaken.filter((taken) => taken.processed <= 0),
   ];
   const webhooks = follower.summary();
-  const problems = [...report.problems];
+  const problems = [...report.problems, ...effects.problems];
   if (open > 0) problems.push(`${open} event(s) or outbox row(s) still open after 5 minutes`);
   if (deaf.length > 0) problems.push(`${deaf.length} worker process(es) alive but deaf`);
   if (webhooks.missing > 0) {
@@ -426,6 +363,9 @@ async function main(): Promise<void> {
   const seconds = Math.round((performance.now() - started) / 1000);
 
   process.stdout.write(`\n${formatReport(report)}\n`);
+  for (const [label, value] of lateEffectRows(effects, lateEffects)) {
+    process.stdout.write(`${label.padEnd(44)}  ${value}\n`);
+  }
   const extra: [string, string][] = [
     ['worker processes (restarts)', `${lives.length} (${lives.length - slots.length})`],
     ['worker processes alive but deaf', String(deaf.length)],
@@ -443,11 +383,18 @@ async function main(): Promise<void> {
     seed,
     orders,
     rate,
+    loaded: { busyLoops: settings.busyLoops },
+    workerTimeouts: {
+      requestTimeout: settings.requestTimeout,
+      lateEffectWindow: settings.lateEffectWindow,
+    },
     passed,
     problems,
     wallSeconds: seconds,
     faults,
     report: summarize(report),
+    effects,
+    lateEffects,
     workers: { processes: lives.length, deaf: deaf.length, exits, lives },
     webhooks,
     probe: probeTaken,
@@ -458,38 +405,18 @@ async function main(): Promise<void> {
       lastError: producer.lastError ?? null,
     },
   };
-  const file = fileURLToPath(new URL('../../bench/results/chaos.json', import.meta.url));
+  // A loaded run keeps its own file: the quiet run's figures stay the reference.
+  const name = settings.busyLoops > 0 ? 'chaos-loaded.json' : 'chaos.json';
+  const file = fileURLToPath(new URL(`../../bench/results/${name}`, import.meta.url));
   await mkdir(join(file, '..'), { recursive: true });
   await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
   log(`wrote ${file}; worker logs in ${runDir}`);
 
-  await Promise.allSettled([recorder.close(), balancer.close(), sandbox.stop()]);
+  await Promise.allSettled([recorder.close(), balancer.close(), sandbox.stop(), busyLoops.stop()]);
   await cluster.stop();
-  if (process.env.CHAOS_KEEP_DB !== '1') await postgres.stop();
+  if (!settings.keepDatabase) await postgres.stop();
   else log(`Postgres kept running on port ${postgres.port}`);
   process.exit(passed ? 0 : 1);
-}
-
-/** The report without the per-creation list (kept short: how each creation in doubt ended). */
-function summarize(report: InvariantReport): Record<string, unknown> {
-  const ended: Record<string, number> = {};
-  for (const creation of report.inDoubt.creations)
-    ended[creation.ended] = (ended[creation.ended] ?? 0) + 1;
-  return {
-    ...report,
-    inDoubt: {
-      creations: report.inDoubt.creations.length,
-      ended,
-      neverLeftProcess: report.inDoubt.neverLeftProcess,
-      neverLeftSample: report.inDoubt.creations
-        .filter((creation) => creation.leftProcess === false)
-        .slice(0, 30),
-      otherCommands: report.inDoubt.otherCommands,
-      byType: report.inDoubtByType,
-      startedLeft: report.inDoubt.startedLeft,
-      sample: report.inDoubt.creations.slice(0, 10),
-    },
-  };
 }
 
 main().catch((error: unknown) => {

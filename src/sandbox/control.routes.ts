@@ -52,13 +52,15 @@ export function registerControlRoutes(
   context: SandboxContext,
   baseUrl: () => string,
 ): void {
-  const { state, clock, scheduler, webhooks, simulation, faults } = context;
+  const { state, clock, scheduler, webhooks, simulation, faults, lateApplications } = context;
   let openApi: unknown;
 
   app.post('/sandbox/reset', () => {
     webhooks.reset();
     scheduler.clear();
     faults.clear();
+    // A late effect of an earlier test must not land in the state this reset starts.
+    lateApplications.reset();
     clock.reset();
     state.reset();
     context.traces.clear();
@@ -233,6 +235,7 @@ export function registerControlRoutes(
       webhookDeliveries: webhooks.size,
       settlementMovements: state.movements.size,
       scheduledJobs: scheduler.size,
+      lateApplications: lateApplications.stats(),
       limits: {
         payments: state.payments.limit,
         webhookDeliveries: webhooks.limit,

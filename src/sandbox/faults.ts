@@ -5,10 +5,17 @@
  * first matching fault whose `rate` draw succeeds applies: it waits `latencyMs`, then
  * answers `status` (429 with `Retry-After`) or resets the connection, before the real
  * handler runs or, with `afterProcessing`, after it ran (the answer is lost, the effect
- * stays). `times` applies it N times, then it is removed.
+ * stays), or, with `applyDelayMs`, answers `status` at once and runs the real handler that
+ * much later (a gateway that gave up while the server behind it went on: the effect lands
+ * after the answer). `times` applies it N times, then it is removed.
  */
 import { z } from 'zod';
 import { newObjectId } from './ids.js';
+
+/** The longest wait a fault may add (latencyMs, applyDelayMs): two minutes. */
+export const MAX_FAULT_DELAY_MS = 120_000;
+
+const delayMs = z.number().int().min(0).max(MAX_FAULT_DELAY_MS);
 
 export const faultSpecSchema = z
   .object({
@@ -19,16 +26,34 @@ export const faultSpecSchema = z
       .optional(),
     path: z.string().startsWith('/', { message: 'must start with /' }),
     status: z.number().int().min(100).max(599).optional(),
-    latencyMs: z.number().int().min(0).max(120_000).optional(),
+    latencyMs: delayMs.optional(),
     rate: z.number().min(0).max(1).optional(),
     retryAfterSeconds: z.number().int().min(0).optional(),
     times: z.number().int().min(1).optional(),
     reset: z.boolean().optional(),
     afterProcessing: z.boolean().optional(),
+    applyDelayMs: delayMs.optional(),
   })
   .refine(
     (spec) => spec.status !== undefined || spec.latencyMs !== undefined || spec.reset === true,
     { message: 'give status, latencyMs or reset', path: ['status'] },
+  )
+  // A late application needs an answer to come first: without `status` nothing would tell
+  // the client anything before the effect, and `reset` or `afterProcessing` already decide
+  // when the handler runs.
+  .refine((spec) => spec.applyDelayMs === undefined || spec.status !== undefined, {
+    message: 'applyDelayMs needs status: the fault answers status at once, the handler runs later',
+    path: ['applyDelayMs'],
+    params: { type: 'value_error.apply_delay_needs_status' },
+  })
+  .refine(
+    (spec) =>
+      spec.applyDelayMs === undefined || (spec.reset !== true && spec.afterProcessing !== true),
+    {
+      message: 'applyDelayMs cannot go with reset or afterProcessing',
+      path: ['applyDelayMs'],
+      params: { type: 'value_error.apply_delay_conflict' },
+    },
   );
 export type FaultSpec = z.output<typeof faultSpecSchema>;
 

@@ -3,6 +3,12 @@
  * then bearer authentication, scope (only where the spec shows one) and organization,
  * then the handler. Handlers return
  * the body; errors are ApiError and reach the server's error handler.
+ *
+ * A request runs to its end whether or not its client is still there: nothing here watches
+ * the connection (no `request.signal`), so a client that gives up during a latency fault
+ * does not stop the handler from taking effect after the wait, as a real server would not.
+ * A fault with `applyDelayMs` answers first and hands the handler, with the request as
+ * received (method, path, headers, body), to `lateApplications`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
@@ -12,6 +18,7 @@ import { authenticate, resolveOrganization } from './auth.js';
 import type { VirtualClock } from './clock.js';
 import { ApiError } from './errors.js';
 import type { Fault, FaultRegistry } from './faults.js';
+import type { LateApplications } from './late-applications.js';
 import type { PartnerService } from './partner.service.js';
 import type { RequestTraces } from './request-traces.js';
 import type { PaymentsService } from './payments.service.js';
@@ -30,6 +37,8 @@ export interface SandboxContext {
   partner: PartnerService;
   simulation: PayerSimulation;
   faults: FaultRegistry;
+  /** Handlers of requests already answered by an `applyDelayMs` fault, still to run. */
+  lateApplications: LateApplications;
   logger: AppLogger;
   /** How answers are written (SANDBOX_SHAPES): every Payflow answer goes through it. */
   shapes: Shapes;
@@ -68,6 +77,14 @@ export function payflowRoute(
         : undefined;
     if (fault?.latencyMs) await sleep(fault.latencyMs);
     const answers = fault !== undefined && (fault.status !== undefined || fault.reset === true);
+    if (answers && fault.applyDelayMs !== undefined) {
+      // The request object outlives its answer: its headers, params and parsed body are
+      // what the handler reads, even once the client has closed the connection.
+      context.lateApplications.schedule(fault.applyDelayMs, () =>
+        handler({ request, reply, now: context.clock.now() }),
+      );
+      return applyFault(fault, request, reply);
+    }
     if (answers && !fault.afterProcessing) return applyFault(fault, request, reply);
     const call = { request, reply, now: context.clock.now() };
     if (!answers) return context.shapes.body(await handler(call));

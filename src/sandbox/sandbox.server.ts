@@ -15,6 +15,7 @@ import { VirtualClock } from './clock.js';
 import { registerControlRoutes } from './control.routes.js';
 import { ApiError } from './errors.js';
 import { FaultRegistry } from './faults.js';
+import { LateApplications } from './late-applications.js';
 import { acceptJsonOnly } from './media-types.js';
 import { RouteMethods } from './methods.js';
 import { PARTNER_PREFIX, registerPartnerRoutes } from './partner.routes.js';
@@ -102,6 +103,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     maxMovements: options.retention?.maxMovements ?? DEFAULT_RETENTION.maxMovements,
   });
   const faults = new FaultRegistry();
+  const lateApplications = new LateApplications();
   const onJobError = (error: unknown): void => logger.error({ err: error }, 'sandbox job failed');
   // The scheduler awaits the dispatcher's first attempts; the dispatcher schedules retries.
   const scheduler = new Scheduler(clock, () => webhooks.settle(), onJobError);
@@ -128,6 +130,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     partner: new PartnerService(lifecycle),
     simulation: new PayerSimulation(lifecycle),
     faults,
+    lateApplications,
     logger,
     shapes,
     latencyMs: options.latencyMs ?? 0,
@@ -159,6 +162,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       (closing ??= (async () => {
         scheduler.stop();
         webhooks.reset();
+        // Late effects still pending are dropped: a closing sandbox waits for none of them.
+        await lateApplications.close();
         await app.close();
         await agent.destroy();
       })()),

@@ -1,10 +1,22 @@
 /**
  * Fault injection: 429 with Retry-After, `times`, `rate`, path patterns, latency, a reset
- * connection, and `afterProcessing` (the request took effect but the answer was lost).
+ * connection, `afterProcessing` (the request took effect but the answer was lost) and late
+ * effects: `applyDelayMs` (answered at once, applied later) and a latency fault whose client
+ * gave up. Effects are counted in what the sandbox holds (its control API), not only in the
+ * answers.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import { fetchToken, startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
-import { call, control, paymentBody, type ErrorBody } from './helpers.js';
+import {
+  call,
+  control,
+  createPayment,
+  paymentBody,
+  type CreatedPayment,
+  type ErrorBody,
+  type ValidationBody,
+} from './helpers.js';
 import { useTestSandbox } from './sandbox-setup.js';
 
 describe('sandbox fault injection', () => {
@@ -145,5 +157,240 @@ describe('sandbox fault injection', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  describe('late effects', () => {
+    const INSTALLMENTS = '/api/payments/*/installments/create';
+    const newInstallment = { date: '2030-03-01', grossAmount: 250 };
+
+    interface Held {
+      status: string;
+      installments: unknown[] | null;
+      documents: { fileName: string }[];
+    }
+    interface LateStats {
+      lateApplications: { pending: number; applied: number; failed: number; cancelled: number };
+    }
+    /** What the sandbox holds of a payment, read through the control API. */
+    const held = async (id: string): Promise<Held> =>
+      (await control<Held>(sandbox, 'GET', `/payments/${id}`)).body;
+    const installmentsHeld = async (id: string) => (await held(id)).installments?.length ?? 0;
+    const lateStats = async () =>
+      (await control<LateStats>(sandbox, 'GET', '/stats')).body.lateApplications;
+    const installmentPayment = (): Promise<CreatedPayment> =>
+      createPayment(sandbox, token, {
+        total: 1000,
+        installments: [
+          { date: '2030-01-01', grossAmount: 400 },
+          { date: '2030-02-01', grossAmount: 600 },
+        ],
+      });
+    /** Polls until `done` holds; the milliseconds since `since` when it did. */
+    const waitUntil = async (
+      done: () => Promise<boolean>,
+      since: number,
+      timeoutMs = 10_000,
+    ): Promise<number> => {
+      while (!(await done())) {
+        if (performance.now() - since > timeoutMs) throw new Error('the effect never landed');
+        await sleep(20);
+      }
+      return performance.now() - since;
+    };
+
+    it('applyDelayMs: 504 at once, the installment appears ~500 ms later, once', async () => {
+      const payment = await installmentPayment();
+      await control(sandbox, 'POST', '/faults', {
+        method: 'POST',
+        path: INSTALLMENTS,
+        status: 504,
+        applyDelayMs: 500,
+        times: 1,
+      });
+      const started = performance.now();
+      const answer = await call<ErrorBody>(
+        'POST',
+        `${sandbox.url}/api/payments/${payment.id}/installments/create`,
+        { token, body: newInstallment },
+      );
+      expect(answer.status).toBe(504);
+      expect(answer.body.code).toBe('gateway_timeout');
+      // The answer came before the effect: the sandbox holds the two installments only.
+      expect(await installmentsHeld(payment.id)).toBe(2);
+      expect(await lateStats()).toMatchObject({ pending: 1, applied: 0 });
+
+      const landedMs = await waitUntil(
+        async () => (await installmentsHeld(payment.id)) === 3,
+        started,
+      );
+      expect(landedMs).toBeGreaterThanOrEqual(490);
+      expect(landedMs).toBeLessThan(3_000);
+      await sleep(300);
+      expect(await installmentsHeld(payment.id)).toBe(3);
+      expect(await lateStats()).toMatchObject({ pending: 0, applied: 1, failed: 0 });
+    });
+
+    it('a latency fault still applies after the client gave up', async () => {
+      const payment = await installmentPayment();
+      await control(sandbox, 'POST', '/faults', {
+        method: 'POST',
+        path: INSTALLMENTS,
+        latencyMs: 2_000,
+        times: 1,
+      });
+      const started = performance.now();
+      const request = fetch(`${sandbox.url}/api/payments/${payment.id}/installments/create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(newInstallment),
+        // The client's own time-out, far shorter than the latency (the bridge's 3 s vs 8 s).
+        signal: AbortSignal.timeout(300),
+      });
+      await expect(request).rejects.toThrow();
+      expect(performance.now() - started).toBeLessThan(1_500);
+      expect(await installmentsHeld(payment.id)).toBe(2);
+
+      const landedMs = await waitUntil(
+        async () => (await installmentsHeld(payment.id)) === 3,
+        started,
+      );
+      expect(landedMs).toBeGreaterThanOrEqual(1_990);
+      expect(landedMs).toBeLessThan(5_000);
+      await sleep(200);
+      expect(await installmentsHeld(payment.id)).toBe(3);
+    });
+
+    it('applies later with the request as received: its token, organization header and body', async () => {
+      // A client of two organizations must name one (X-Organization-Id): the late handler
+      // finds the payment only if it still reads the request's headers.
+      await control(sandbox, 'POST', '/organizations', { id: 'org-2' });
+      await control(sandbox, 'POST', '/clients', {
+        clientId: 'two-orgs',
+        clientSecret: 'secret',
+        scopes: ['organization:payflow:create', 'organization:payflow:update'],
+        organizationIds: ['org-1', 'org-2'],
+      });
+      const twoOrgs = await fetchToken(sandbox, 'two-orgs', 'secret');
+      const payment = await createPayment(sandbox, twoOrgs, {}, 'org-2');
+      const cancelled = await createPayment(sandbox, twoOrgs, {}, 'org-2');
+      await control(sandbox, 'POST', '/faults', {
+        method: 'POST',
+        path: '/api/payments/uploadDocument',
+        status: 502,
+        applyDelayMs: 200,
+      });
+      await control(sandbox, 'POST', '/faults', {
+        method: 'DELETE',
+        path: '/api/payments/*',
+        status: 503,
+        applyDelayMs: 200,
+      });
+      const started = performance.now();
+      const upload = await call('POST', `${sandbox.url}/api/payments/uploadDocument`, {
+        token: twoOrgs,
+        organizationId: 'org-2',
+        body: {
+          paymentId: payment.id,
+          fileName: 'late.pdf',
+          contentType: 'application/pdf',
+          contentBase64: Buffer.from('%PDF-1.7 late').toString('base64'),
+        },
+      });
+      const cancel = await call('DELETE', `${sandbox.url}/api/payments/${cancelled.id}`, {
+        token: twoOrgs,
+        organizationId: 'org-2',
+      });
+      expect([upload.status, cancel.status]).toEqual([502, 503]);
+      expect((await held(payment.id)).documents).toEqual([]);
+      expect((await held(cancelled.id)).status).toBe('DRAFT');
+
+      // A cancelled payment is REJECTED at Payflow (docs/assumptions.md).
+      await waitUntil(
+        async () =>
+          (await held(payment.id)).documents.length === 1 &&
+          (await held(cancelled.id)).status === 'REJECTED',
+        started,
+      );
+      expect((await held(payment.id)).documents).toEqual([
+        expect.objectContaining({ fileName: 'late.pdf' }),
+      ]);
+      expect(await lateStats()).toMatchObject({ applied: 2, failed: 0 });
+    });
+
+    it('a reset cancels the late applications still pending', async () => {
+      const payment = await installmentPayment();
+      await control(sandbox, 'POST', '/faults', {
+        path: INSTALLMENTS,
+        status: 504,
+        applyDelayMs: 300,
+      });
+      const path = `${sandbox.url}/api/payments/${payment.id}/installments/create`;
+      expect((await call('POST', path, { token, body: newInstallment })).status).toBe(504);
+      expect(await lateStats()).toMatchObject({ pending: 1 });
+      await control(sandbox, 'POST', '/reset');
+      expect(await lateStats()).toEqual({ pending: 0, applied: 0, failed: 0, cancelled: 0 });
+      await sleep(500);
+      expect(await lateStats()).toEqual({ pending: 0, applied: 0, failed: 0, cancelled: 0 });
+    });
+
+    it('removing the faults leaves the late applications already answered to land', async () => {
+      const payment = await installmentPayment();
+      await control(sandbox, 'POST', '/faults', {
+        path: INSTALLMENTS,
+        status: 504,
+        applyDelayMs: 200,
+      });
+      const path = `${sandbox.url}/api/payments/${payment.id}/installments/create`;
+      expect((await call('POST', path, { token, body: newInstallment })).status).toBe(504);
+      await control(sandbox, 'DELETE', '/faults');
+      await waitUntil(async () => (await installmentsHeld(payment.id)) === 3, performance.now());
+    });
+
+    it('refuses applyDelayMs without status, or with reset or afterProcessing (422 naming it)', async () => {
+      for (const fault of [
+        { path: INSTALLMENTS, latencyMs: 10, applyDelayMs: 500 },
+        { path: INSTALLMENTS, status: 504, reset: true, applyDelayMs: 500 },
+        { path: INSTALLMENTS, status: 504, afterProcessing: true, applyDelayMs: 500 },
+        { path: INSTALLMENTS, status: 504, applyDelayMs: -1 },
+        { path: INSTALLMENTS, status: 504, applyDelayMs: 120_001 },
+      ]) {
+        const answer = await control<ValidationBody>(sandbox, 'POST', '/faults', fault);
+        expect(answer.status).toBe(422);
+        expect(answer.body.detail).toEqual([
+          expect.objectContaining({ loc: ['body', 'applyDelayMs'] }),
+        ]);
+      }
+      const missing = await control<ValidationBody>(sandbox, 'POST', '/faults', {
+        path: INSTALLMENTS,
+        latencyMs: 10,
+        applyDelayMs: 500,
+      });
+      expect(missing.body.detail[0]).toMatchObject({
+        msg: expect.stringContaining('applyDelayMs needs status'),
+        type: 'value_error.apply_delay_needs_status',
+      });
+      expect((await control<{ faults: unknown[] }>(sandbox, 'GET', '/faults')).body.faults).toEqual(
+        [],
+      );
+    });
+
+    it('closing the sandbox does not wait for pending late applications', async () => {
+      const own = await startTestSandbox();
+      const ownToken = await fetchToken(own);
+      const payment = await createPayment(own, ownToken);
+      await control(own, 'POST', '/faults', {
+        path: '/api/payments/*',
+        method: 'DELETE',
+        status: 504,
+        applyDelayMs: 60_000,
+      });
+      const answer = await call('DELETE', `${own.url}/api/payments/${payment.id}`, {
+        token: ownToken,
+      });
+      expect(answer.status).toBe(504);
+      const started = performance.now();
+      await own.close();
+      expect(performance.now() - started).toBeLessThan(2_000);
+    });
   });
 });
