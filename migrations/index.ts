@@ -13,6 +13,8 @@ import { PaymentTraceHeaders1764050400000 } from './1764050400000-PaymentTraceHe
 import { AttemptProbe1764054000000 } from './1764054000000-AttemptProbe.js';
 import { ConsoleSearch1764057600000 } from './1764057600000-ConsoleSearch.js';
 import { OperatorActions1764061200000 } from './1764061200000-OperatorActions.js';
+import { UnexplainedEffects1764100000000 } from './1764100000000-UnexplainedEffects.js';
+import { LateEffectWindow1764103600000 } from './1764103600000-LateEffectWindow.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -26,4 +28,6 @@ export const MIGRATIONS = [
   AttemptProbe1764054000000,
   ConsoleSearch1764057600000,
   OperatorActions1764061200000,
+  UnexplainedEffects1764100000000,
+  LateEffectWindow1764103600000,
 ];

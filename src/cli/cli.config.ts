@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   checkKafkaSecurity,
   envSchema,
+  lateEffectWindow,
   parseVariables,
   resolveSecretFiles,
   setVariables,
@@ -37,6 +38,9 @@ const cliEnvSchema = envSchema
     TOPIC_PAYMENT_STATUS: true,
     TOPIC_SETTLEMENTS: true,
     SETTLEMENT_TIMEZONE: true,
+    // `in-doubt resolve --not-created` waits out the late-effect window, as the worker does.
+    PAYFLOW_REQUEST_TIMEOUT: true,
+    PAYFLOW_LATE_EFFECT_WINDOW: true,
   })
   .extend({
     // The CLI prints its own output; its log lines (stderr) are warnings and errors.
@@ -63,7 +67,9 @@ const cliPayflowEnvSchema = envSchema
 
 export type CliPayflowConfig = z.output<typeof cliPayflowEnvSchema>;
 
-export type CliConfig = z.output<typeof cliEnvSchema> & {
+export type CliConfig = Omit<z.output<typeof cliEnvSchema>, 'PAYFLOW_LATE_EFFECT_WINDOW'> & {
+  /** As the worker's: the variable, or its default (lateEffectWindow). */
+  readonly PAYFLOW_LATE_EFFECT_WINDOW: number;
   /** The PAYFLOW_* variables as given, checked by `loadCliPayflowConfig` when a command needs them. */
   readonly payflowEnv: Readonly<Record<string, string>>;
 };
@@ -76,7 +82,7 @@ export function loadCliConfig(env: Readonly<Record<string, string | undefined>>)
   );
   const config = parseVariables(cliEnvSchema, cleaned);
   checkKafkaSecurity(config);
-  return { ...config, payflowEnv };
+  return { ...config, PAYFLOW_LATE_EFFECT_WINDOW: lateEffectWindow(config), payflowEnv };
 }
 
 /** The Payflow client's variables, for the commands that call Payflow; a ConfigError otherwise. */

@@ -370,7 +370,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): A
 }
 
 /** The late-effect window: at least twice the request time-out (see the variable). */
-function lateEffectWindow(
+export function lateEffectWindow(
   config: Pick<
     z.output<typeof envSchema>,
     'PAYFLOW_LATE_EFFECT_WINDOW' | 'PAYFLOW_REQUEST_TIMEOUT'

@@ -37,6 +37,14 @@ class OrderBusyError extends AppError {
   override readonly waitsForOther = true;
 }
 
+/** Like the engine's LateEffectPendingError: a call held until its late-effect window ends. */
+class LateEffectPendingError extends AppError {
+  readonly code = 'ATTEMPT.LATE_EFFECT_PENDING';
+  readonly transient = true;
+  override readonly waitsUntilMs = 500_000;
+  override readonly retryAfterMs = 4_000;
+}
+
 const policy: RetryPolicy = {
   maxAttempts: 3,
   maxDurationMs: 60_000,
@@ -161,6 +169,24 @@ describe('decideFailure', () => {
     expect(decideFailure(busy, history(1, 60_000), policy, () => 0)).toEqual({
       action: 'dead_letter',
       reason: 'retries_exhausted',
+    });
+  });
+
+  it('waits out a late-effect hold beyond both budgets: the window bounds it', () => {
+    const held = new LateEffectPendingError('held');
+    expect(classifyFailure(held)).toEqual({
+      kind: 'retry',
+      cause: 'transient',
+      retryAfterMs: 4_000,
+      spendsAttempt: false,
+      waitsUntilMs: 500_000,
+    });
+    // Beyond the attempts (3) and the duration (60 s): still a wait, at the error's delay.
+    expect(decideFailure(held, history(3, 120_000), policy, () => 0)).toEqual({
+      action: 'retry',
+      delayMs: 4_000,
+      cause: 'transient',
+      spendsAttempt: false,
     });
   });
 

@@ -9,6 +9,7 @@
  * | any other AppError, transient = false                       | dead letter `mapping_failed` at once (it declares that retrying cannot help) |
  * | AppError, transient = true (Payflow network, time-out, 5xx, 429 …) | retry this order with back-off  |
  * | AppError, transient and `waitsForOther` (OrderBusy: another worker's lease runs) | retry at the first back-off step; spends no attempt, only duration |
+ * | AppError, transient with `waitsUntilMs` (a call held for a late effect) | retry after retryAfterMs; spends no attempt and no duration: the wait ends by itself then |
  * | AppError with retryAfterMs (Payflow 429 with Retry-After)   | retry, not sooner than Retry-After |
  * | anything else (a bug, a database error, a non-Error value)  | retry this order with back-off   |
  * | retry beyond the budget (attempts or duration)              | dead letter `retries_exhausted`, last error in x-dlq-error |
@@ -30,12 +31,20 @@ export type FailureClass =
       readonly retryAfterMs: number | undefined;
       /** False for a wait on someone else's work (`waitsForOther`): not a failed try. */
       readonly spendsAttempt: boolean;
+      /** A wait whose end is known (`waitsUntilMs`): bounded by itself, not by the budget. */
+      readonly waitsUntilMs: number | undefined;
     };
 
 /** Classifies a failure by the error alone (no budget involved). */
 export function classifyFailure(error: unknown): FailureClass {
   if (!(error instanceof AppError)) {
-    return { kind: 'retry', cause: 'unknown', retryAfterMs: undefined, spendsAttempt: true };
+    return {
+      kind: 'retry',
+      cause: 'unknown',
+      retryAfterMs: undefined,
+      spendsAttempt: true,
+      waitsUntilMs: undefined,
+    };
   }
   if (error.deadLetterReason !== undefined) {
     return { kind: 'dead_letter', reason: error.deadLetterReason };
@@ -45,7 +54,8 @@ export function classifyFailure(error: unknown): FailureClass {
     kind: 'retry',
     cause: 'transient',
     retryAfterMs: error.retryAfterMs,
-    spendsAttempt: error.waitsForOther !== true,
+    spendsAttempt: error.waitsForOther !== true && error.waitsUntilMs === undefined,
+    waitsUntilMs: error.waitsUntilMs,
   };
 }
 
@@ -77,6 +87,11 @@ export function decideFailure(
       return { action: 'dead_letter', reason: failure.reason };
     case 'retry': {
       const { spendsAttempt } = failure;
+      if (failure.waitsUntilMs !== undefined) {
+        // A call held for a late effect: its window, not the budget, bounds the wait.
+        const delayMs = Math.max(0, failure.retryAfterMs ?? policy.baseDelayMs);
+        return { action: 'retry', delayMs, cause: failure.cause, spendsAttempt: false };
+      }
       const verdict = spendsAttempt
         ? nextRetry({ ...history, minDelayMs: failure.retryAfterMs }, policy, random)
         : nextRetry(

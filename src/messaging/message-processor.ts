@@ -141,7 +141,10 @@ export class MessageProcessor<P = unknown, C extends BaseRpcContext = BaseRpcCon
             if (decision.spendsAttempt) {
               log.warn(facts, 'order event failed, retrying this order after a back-off');
             } else {
-              log.info(facts, 'order event waits for another worker; trying again shortly');
+              log.info(
+                facts,
+                'order event waits for what ends by itself (another worker, or a late effect of its Payflow call); trying again',
+              );
             }
             if (!(await sleepUnlessAborted(decision.delayMs, signal))) return 'abandoned';
             break;

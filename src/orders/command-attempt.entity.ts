@@ -11,6 +11,9 @@ import { col } from '../database/columns.js';
 @Index('command_attempts_open_idx', ['leaseUntil'], { where: `"state" = 'started'` })
 @Index('command_attempts_in_doubt_idx', ['finishedAt', 'id'], { where: `"state" = 'in_doubt'` })
 @Index('command_attempts_order_idx', ['orderId', 'startedAt'])
+@Index('command_attempts_held_idx', ['heldUntil', 'id'], {
+  where: `"state" = 'started' AND "held_until" IS NOT NULL`,
+})
 export class CommandAttemptEntity {
   @col.bigintId() id!: string;
 
@@ -40,6 +43,20 @@ export class CommandAttemptEntity {
    * attempt with it may have reached Payflow, so only such an attempt can be in doubt.
    */
   @col.timestamp('sent_at', { nullable: true }) sentAt!: Date | null;
+
+  /**
+   * When the latest request left (a call that sends again, e.g. after a 401 refresh, marks
+   * each request): the late-effect window counts from it. Null on older rows (`sent_at`).
+   */
+  @col.timestamp('last_sent_at', { nullable: true }) lastSentAt!: Date | null;
+
+  /**
+   * A read of Payflow found the call not applied while its request could still land
+   * (PAYFLOW_LATE_EFFECT_WINDOW): held, with no second call, from `held_since` (the first
+   * such read) until `held_until` (the last request plus the window).
+   */
+  @col.timestamp('held_since', { nullable: true }) heldSince!: Date | null;
+  @col.timestamp('held_until', { nullable: true }) heldUntil!: Date | null;
 
   /**
    * What reading Payflow decided about a follow-up that would have been in doubt:

@@ -19,6 +19,11 @@ export interface OrdersOptions {
   readonly attemptLeaseMs: number;
   /** Deadline of one Payflow call made by a command: it ends before the lease. */
   readonly callDeadlineMs: number;
+  /**
+   * PAYFLOW_LATE_EFFECT_WINDOW: how long after its latest request left a call may still be
+   * applied by Payflow. A read showing it not applied is trusted only after that.
+   */
+  readonly lateEffectWindowMs: number;
   /** WEBHOOK_PUBLIC_BASE_URL, without a trailing slash. */
   readonly webhookBaseUrl: string;
   /** How long the list of payment methods is trusted (per organization). Default 60 s. */
@@ -33,7 +38,10 @@ export function newWorkerId(): string {
 }
 
 export function ordersOptionsFromConfig(
-  config: Pick<AppConfig, 'PAYFLOW_REQUEST_TIMEOUT' | 'WEBHOOK_PUBLIC_BASE_URL'>,
+  config: Pick<
+    AppConfig,
+    'PAYFLOW_REQUEST_TIMEOUT' | 'PAYFLOW_LATE_EFFECT_WINDOW' | 'WEBHOOK_PUBLIC_BASE_URL'
+  >,
   overrides: Partial<OrdersOptions> & { leaseMarginMs?: number } = {},
 ): OrdersOptions {
   const { leaseMarginMs = DEFAULT_LEASE_MARGIN_MS, ...rest } = overrides;
@@ -43,6 +51,7 @@ export function ordersOptionsFromConfig(
     attemptLeaseMs,
     // Half the margin is left for recording the outcome before the lease ends.
     callDeadlineMs: Math.max(1, attemptLeaseMs - Math.ceil(leaseMarginMs / 2)),
+    lateEffectWindowMs: config.PAYFLOW_LATE_EFFECT_WINDOW,
     webhookBaseUrl: config.WEBHOOK_PUBLIC_BASE_URL.replace(/\/+$/, ''),
     paymentMethodsTtlMs: 60_000,
     ...rest,

@@ -9,6 +9,7 @@
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
+import { UnexplainedEffectsModule } from '../payments/unexplained-effects/unexplained-effects.module.js';
 import {
   RECONCILIATION_EVENTS_COMMITTED,
   RECONCILIATION_OPTIONS,
@@ -25,7 +26,7 @@ export class ReconciliationModule {
   static forRoot(settings: ReconciliationModuleOptions = {}): DynamicModule {
     return {
       module: ReconciliationModule,
-      imports: [StatusSyncModule, ...(settings.imports ?? [])],
+      imports: [StatusSyncModule, UnexplainedEffectsModule, ...(settings.imports ?? [])],
       providers: [
         { provide: RECONCILIATION_OPTIONS, useValue: settings.options ?? {} },
         relayWakeupProvider(RECONCILIATION_EVENTS_COMMITTED),

@@ -4,7 +4,8 @@
  * polled. A pass fetches paymentStatus for each payment that has a Payflow id and is not
  * in a final status (payments in doubt need a webhook or an operator), at a bounded rate,
  * and applies what changed through the status sync with source `poll` (which records
- * `last_polled_at`).
+ * `last_polled_at`). Each page's answers are then checked, with one statement, for
+ * installments and documents that no event of their order explains (UnexplainedEffects).
  *
  * One pass at a time in a group of replicas: a pass holds a session advisory lock
  * (pg_try_advisory_lock) on a dedicated connection; a replica that finds it taken skips
@@ -25,6 +26,10 @@ import { sleep } from '../common/sleep.js';
 import { PaymentRepository } from '../payments/payment.repository.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
 import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
+import {
+  UnexplainedEffects,
+  type PaymentRead,
+} from '../payments/unexplained-effects/unexplained-effects.service.js';
 
 export const RECONCILIATION_OPTIONS = Symbol('RECONCILIATION_OPTIONS');
 /** Called after a pass that wrote status events (wakes the outbox relay). */
@@ -99,6 +104,8 @@ export interface PassResult {
   readonly changed: readonly ReconciledChange[];
   readonly failed: readonly ReconciliationFailure[];
   readonly events: number;
+  /** Effects at Payflow no event explains that this pass recorded for the first time. */
+  readonly unexplained: number;
   readonly durationMs: number;
 }
 
@@ -127,6 +134,7 @@ export class ReconciliationPoller extends BackgroundWorker {
   constructor(
     @Inject(Database) private readonly database: Database,
     @Inject(PaymentStatusSync) private readonly sync: PaymentStatusSync,
+    @Inject(UnexplainedEffects) private readonly effects: UnexplainedEffects,
     @Optional() @Inject(RECONCILIATION_OPTIONS) options?: ReconciliationOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(RECONCILIATION_EVENTS_COMMITTED) private readonly committed?: () => void,
@@ -160,12 +168,14 @@ export class ReconciliationPoller extends BackgroundWorker {
       const pass = this.runPass()
         .then((result) => {
           if (result.ran) this.metrics?.passDone(result);
-          if (result.ran && (result.changed.length > 0 || result.failed.length > 0)) {
+          const found = result.changed.length + result.failed.length + result.unexplained;
+          if (result.ran && found > 0) {
             this.logger.info(
               {
                 checked: result.checked,
                 changed: result.changed.length,
                 failed: result.failed.length,
+                unexplained: result.unexplained,
                 durationMs: result.durationMs,
               },
               'reconciliation pass done',
@@ -198,6 +208,7 @@ export class ReconciliationPoller extends BackgroundWorker {
         changed: [],
         failed: [],
         events: 0,
+        unexplained: 0,
         durationMs: Date.now() - started,
       }
     );
@@ -211,6 +222,7 @@ export class ReconciliationPoller extends BackgroundWorker {
     let unchanged = 0;
     let stale = 0;
     let events = 0;
+    let unexplained = 0;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       if (signal.aborted) break;
@@ -222,6 +234,7 @@ export class ReconciliationPoller extends BackgroundWorker {
       );
       if (page.length === 0) break;
       after = page[page.length - 1]!.id;
+      const reads: PaymentRead[] = [];
       await mapBounded(page, this.settings.concurrency, async (payment) => {
         if (signal.aborted) return;
         await gate.take();
@@ -237,6 +250,7 @@ export class ReconciliationPoller extends BackgroundWorker {
             signal,
           );
           const result = await this.sync.applyNow(payment.id, snapshot, { source: 'poll' });
+          reads.push({ payment, status: snapshot.status });
           events += result.events.length;
           // Wake the relay now, not at the end of a pass that may take minutes.
           if (result.events.length > 0) this.committed?.();
@@ -276,6 +290,8 @@ export class ReconciliationPoller extends BackgroundWorker {
           );
         }
       });
+      const recorded = await this.effects.checkMany(reads, 'reconcile');
+      unexplained += recorded.filter((sighting) => sighting.firstSeen).length;
     }
     return {
       ran: true,
@@ -285,6 +301,7 @@ export class ReconciliationPoller extends BackgroundWorker {
       changed,
       failed,
       events,
+      unexplained,
       durationMs: Date.now() - started,
     };
   }

@@ -4,7 +4,8 @@
  *   const orders = OrdersModule.forRoot(…); const outbox = OutboxModule.forRoot(…);
  *   WebhooksProcessingModule.forRoot({ imports: [orders, outbox], options: { … } })
  *
- * Needs (global): DataSource, APP_CONFIG, APP_LOGGER, PAYFLOW_API. From `imports`:
+ * Needs (global): DataSource, APP_CONFIG, APP_LOGGER, PAYFLOW_API; optionally the metrics
+ * Registry (the processor's and UnexplainedEffectsModule's counters). From `imports`:
  * IN_DOUBT_RESOLVER (the port in src/payments; OrdersModule provides it), and optionally OutboxRelay
  * (OutboxModule: woken after events commit). The receiver's InboxSignal (WebhookInboxModule,
  * imported here) wakes the processor of this process, and a throttled NOTIFY on
@@ -20,6 +21,7 @@ import { ThrottledNotify } from '../database/throttled-notify.js';
 import { relayWakeupProvider } from '../outbox/outbox.module.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
+import { UnexplainedEffectsModule } from '../payments/unexplained-effects/unexplained-effects.module.js';
 import { InboxSignal } from './inbox/inbox.signal.js';
 import { WebhookInboxModule } from './inbox/webhook-inbox.module.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './processing/inbox-wakeup.js';
@@ -50,6 +52,7 @@ export class WebhooksProcessingModule {
         StatusSyncModule,
         PaymentsPersistenceModule,
         WebhookInboxModule,
+        UnexplainedEffectsModule,
         ...(settings.imports ?? []),
       ],
       providers: [

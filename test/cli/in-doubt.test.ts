@@ -389,6 +389,32 @@ describe('in-doubt resolve --not-created', () => {
     expect(await sandboxPayments(pipeline.sandbox, orderId)).toHaveLength(1);
   }, 120_000);
 
+  it('is refused while the request may still land (the late-effect window), then accepted', async () => {
+    const orderId = anOrderId('WINDOW');
+    await creationInDoubt(orderId, false);
+    const refused = await cli(['in-doubt', 'resolve', orderId, '--not-created', '--by', 'ola']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(
+      /its request left Payflow less than PAYFLOW_LATE_EFFECT_WINDOW ago, so Payflow may still apply it until \d{4}-\d\d-\d\dT\S+Z; give --not-created after that; nothing changed/,
+    );
+    expect(await stateOf(orderId)).toMatchObject({ attempt: 'in_doubt', verdicts: 0 });
+
+    // Once the window has passed since the request left, the verdict is taken.
+    await db.query(
+      `UPDATE command_attempts SET sent_at = sent_at - interval '1 hour',
+              last_sent_at = last_sent_at - interval '1 hour'
+        WHERE order_id = $1 AND command = 'order.payment_requested'`,
+      [orderId],
+    );
+    const resolved = await cli(['in-doubt', 'resolve', orderId, '--not-created', '--by', 'ola']);
+    expect(resolved.code).toBe(0);
+    expect(resolved.out).toContain('marked as never taken by Payflow');
+    await status.waitFor(() =>
+      eventsOf(orderId).some((event) => event.type === 'payment.marked_paid'),
+    );
+    expect(await sandboxPayments(pipeline.sandbox, orderId)).toHaveLength(1);
+  }, 120_000);
+
   it('refuses an order with no call in doubt, and bad usage', async () => {
     const none = await cli(['in-doubt', 'resolve', 'SO-NOTHING', '--not-created']);
     expect(none.code).toBe(1);

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import pg from 'pg';
 import { InDoubtError } from '../../src/common/dead-letter.errors.js';
 import { Database } from '../../src/database/database.js';
-import { ProbeNotAppliedError } from '../../src/orders/engine/attempt.errors.js';
+import { LateEffectPendingError } from '../../src/orders/engine/attempt.errors.js';
 import { OrderShowQuery } from '../../src/operator/order-show/order-show.query.js';
 import { renderOrderView } from '../../src/operator/order-show/order-show.view.js';
 import {
@@ -78,19 +78,21 @@ async function createPayment(orderId: string): Promise<SandboxPayment> {
 
 /**
  * As if a worker had sent the event's call and then been killed: a started attempt of
- * another owner, sent, whose lease ran out.
+ * another owner, sent (by default an hour ago, beyond the late-effect window: its request
+ * can no longer land), whose lease ran out.
  */
 async function deadWorkersAttempt(
   envelope: { eventId: string; orderId: string; type: string },
   orderId: string,
+  sentAgo = '1 hour',
 ): Promise<void> {
   await db.query(
     `INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
                                    payment_id, sent_at)
      SELECT $1::uuid, $2, $3, 'started', 'dead-worker', now() - interval '1 second', p.id,
-            now() - interval '5 seconds'
+            now() - $4::interval
        FROM payments p WHERE p.order_id = $2 ORDER BY p.created_at DESC LIMIT 1`,
-    [envelope.eventId, orderId, envelope.type],
+    [envelope.eventId, orderId, envelope.type, sentAgo],
   );
 }
 
@@ -198,7 +200,7 @@ describe('order.cancelled in doubt', () => {
     expect(attempt?.probe_evidence?.shown).toMatch(/^paymentStatus /);
   });
 
-  it('retries an own call that failed unclearly when Payflow shows it did not happen', async () => {
+  it('holds an own call that failed unclearly while it may land, then sends it again once', async () => {
     const orderId = anOrderId();
     await createPayment(orderId);
     // Answered 500 before processing: it may have taken effect, as far as the bridge knows.
@@ -211,14 +213,26 @@ describe('order.cancelled in doubt', () => {
     const deletes = await countRequests('DELETE', '/api/payments/*');
     const cancel = anEnvelope('order.cancelled', cancelledData(), { orderId });
 
-    await expect(pipeline.deliver(cancel)).rejects.toBeInstanceOf(ProbeNotAppliedError);
+    // Not applied, but its request left just now: held, not failed, not sent again.
+    await expect(pipeline.deliver(cancel)).rejects.toBeInstanceOf(LateEffectPendingError);
     expect(await attemptOf(cancel.eventId)).toMatchObject({
-      state: 'failed',
+      state: 'started',
       probe_outcome: 'not_applied',
     });
+    await expect(pipeline.deliver(cancel, { attempt: 2 })).rejects.toBeInstanceOf(
+      LateEffectPendingError,
+    );
+    expect(await deletes()).toBe(0);
     expect(await eventTypes(orderId)).toEqual(['payment.created']);
 
-    await expect(pipeline.deliver(cancel, { attempt: 2 })).resolves.toBe('applied');
+    // Once the window has passed since the request left, "not applied" is trusted.
+    await db.query(
+      `UPDATE command_attempts SET sent_at = sent_at - interval '1 hour',
+              last_sent_at = last_sent_at - interval '1 hour'
+        WHERE event_id = $1`,
+      [cancel.eventId],
+    );
+    await expect(pipeline.deliver(cancel, { attempt: 3 })).resolves.toBe('applied');
     expect(await deletes()).toBe(1);
     expect((await sandboxPayments(sandbox, orderId)).at(-1)?.status).toBe('REJECTED');
     expect(await eventTypes(orderId)).toEqual(['payment.created', 'payment.cancelled']);

@@ -277,6 +277,28 @@ describe('order.payment_requested', () => {
     expect(await sandboxPayments(sandbox, orderId)).toHaveLength(2);
   });
 
+  it('writes payment.creation_failed once for an invalid creation, however often it is delivered', async () => {
+    // Installments that do not sum to the total: mapping_failed. A rebalance may deliver it
+    // again before its dead letter blocks the order; its status event is told once.
+    const orderId = anOrderId();
+    const invalid = anEnvelope(
+      'order.payment_requested',
+      paymentRequestedData({ installments: [{ date: isoDay(30), amount: '1.00' }] }),
+      { orderId },
+    );
+    for (const attempt of [1, 2, 3]) {
+      expect(await thrown(() => pipeline.deliver(invalid, { attempt }))).toBeInstanceOf(
+        MappingFailedError,
+      );
+    }
+    const failed = (await statusEvents(db, orderId)).filter(
+      (event) => event.type === 'payment.creation_failed',
+    );
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.data).toMatchObject({ reason: 'mapping_failed' });
+    expect(await sandboxPayments(sandbox, orderId)).toHaveLength(0);
+  });
+
   it('checks paymentMethodId against Payflow, refreshing the list on a miss', async () => {
     const unknownId = 'abcdefabcdefabcdefabcdef';
     const orderId = anOrderId();

@@ -194,6 +194,9 @@ export async function startPipeline(
     KAFKA_SESSION_TIMEOUT: '6s',
     KAFKA_FETCH_MAX_WAIT: '100ms',
     PAYFLOW_REQUEST_TIMEOUT: '5s',
+    // Test speed: a call found not applied is sent again 10 s after its request left (the
+    // late-effect window), not after the production default of 3 minutes.
+    PAYFLOW_LATE_EFFECT_WINDOW: '10s',
     LOG_LEVEL: 'silent',
     RETRY_MAX_ATTEMPTS: '5',
     ...env,

@@ -11,7 +11,11 @@ import { userInfo } from 'node:os';
 import { Command, Option, SubCommand } from 'nest-commander';
 import { Database } from '../../database/database.js';
 import { InDoubtListQuery } from '../../operator/in-doubt/in-doubt-list.query.js';
-import { inDoubtItem, renderInDoubtList } from '../../operator/in-doubt/in-doubt-list.view.js';
+import {
+  inDoubtItem,
+  renderInDoubtList,
+  renderWaitingList,
+} from '../../operator/in-doubt/in-doubt-list.view.js';
 import { OperatorReadsModule } from '../../operator/operator-reads.module.js';
 import { InDoubtService, type Verdict } from '../../orders/in-doubt/in-doubt.service.js';
 import { IN_DOUBT_RESOLVE_FEATURE } from '../cli.features.js';
@@ -35,7 +39,8 @@ function operatorName(given: string | undefined): string {
   name: 'list',
   description:
     'orders whose Payflow call is in doubt: what was sent, whether and when the request left, ' +
-    'the error, what the bridge knows and the webhooks Payflow sent for the payment',
+    'the error, what the bridge knows and the webhooks Payflow sent for the payment; then ' +
+    'the calls waiting for a late effect (not sent again before their window ends)',
 })
 export class InDoubtListCommand extends CliCommand {
   @Option({ flags: '--json', description: 'machine-readable output (docs/operations.md)' })
@@ -46,13 +51,15 @@ export class InDoubtListCommand extends CliCommand {
   async run(args: string[], options: { json?: boolean } = {}): Promise<void> {
     this.noExtraArguments(args);
     const context = await this.features.open([OperatorReadsModule]);
-    const rows = await context.get(InDoubtListQuery).list(context.get(Database).sql);
+    const query = context.get(InDoubtListQuery);
+    const sql = context.get(Database).sql;
     const now = new Date();
-    const items = rows.map((row) => inDoubtItem(row, now));
+    const items = (await query.list(sql)).map((row) => inDoubtItem(row, now));
+    const waiting = (await query.held(sql)).map((row) => inDoubtItem(row, now));
     this.runtime.out(
       options.json === true
-        ? JSON.stringify({ inDoubt: items }, null, 2)
-        : renderInDoubtList(items),
+        ? JSON.stringify({ inDoubt: items, waitingForLateEffect: waiting }, null, 2)
+        : `${renderInDoubtList(items)}\n${renderWaitingList(waiting)}`,
     );
   }
 }

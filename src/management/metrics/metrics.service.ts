@@ -6,6 +6,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import type { ProbeOutcome } from '../../orders/engine/command-spec.js';
+import type { LateEffectDecision, ProbeMetrics } from '../../orders/engine/probe-metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeadLetterReason } from '../../common/app-error.js';
 import type {
@@ -35,7 +36,8 @@ export class MetricsService
     SettlementMetrics,
     ReconciliationMetrics,
     PublicListenerMetrics,
-    KafkaAuthorizationMetrics
+    KafkaAuthorizationMetrics,
+    ProbeMetrics
 {
   readonly registry = new Registry();
 
@@ -94,6 +96,17 @@ export class MetricsService
   private readonly probeCounter = this.counter(
     'payflow_bridge_command_probes_total',
     'Calls that may have taken effect, decided by reading Payflow: by command type and outcome',
+    ['type', 'outcome'],
+  );
+  private readonly lateEffectHolds = this.counter(
+    'payflow_bridge_late_effect_holds_total',
+    'Calls found not applied while their request may still land (PAYFLOW_LATE_EFFECT_WINDOW): held, not sent again',
+    ['type'],
+  );
+  private readonly lateEffectDecisions = this.histogram(
+    'payflow_bridge_late_effect_decision_seconds',
+    'From the first hold of a call to its decision: took_effect, sent_again or in_doubt',
+    [1, 5, 15, 30, 60, 120, 180, 300, 600],
     ['type', 'outcome'],
   );
   private readonly publishedCounter = this.counter(
@@ -263,6 +276,12 @@ export class MetricsService
   }
   probed(type: string, outcome: ProbeOutcome): void {
     this.probeCounter.inc({ type, outcome });
+  }
+  lateEffectHeld(type: string): void {
+    this.lateEffectHolds.inc({ type });
+  }
+  lateEffectDecided(type: string, outcome: LateEffectDecision, seconds: number): void {
+    this.lateEffectDecisions.observe({ type, outcome }, seconds);
   }
   polled(outcome: PollOutcome): void {
     this.statusPolls.inc({ outcome });

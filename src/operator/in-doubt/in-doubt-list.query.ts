@@ -43,6 +43,15 @@ export class InDoubtListQuery implements InDoubtCalls {
     return this.describe(sql, await CommandAttemptRepository.listInDoubt(sql));
   }
 
+  /**
+   * Every call held for a late effect (PAYFLOW_LATE_EFFECT_WINDOW): found not applied while
+   * its request may still land, so nothing is sent again until the window ends. The
+   * soonest to end first.
+   */
+  async held(sql: Sql): Promise<InDoubtRow[]> {
+    return this.describe(sql, await CommandAttemptRepository.listHeld(sql));
+  }
+
   /** The order's calls in doubt, oldest first (normally one: the order is then blocked). */
   async ofOrder(sql: Sql, orderId: string): Promise<InDoubtRow[]> {
     return this.describe(sql, await CommandAttemptRepository.listInDoubt(sql, orderId));
@@ -110,6 +119,7 @@ export class InDoubtListQuery implements InDoubtCalls {
         probeOutcome: attempt.probeOutcome,
         probeEvidence: attempt.probeEvidence,
         probedAt: attempt.probedAt,
+        heldUntil: attempt.state === 'started' ? attempt.heldUntil : null,
       };
     });
   }

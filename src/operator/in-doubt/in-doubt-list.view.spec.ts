@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import type { InDoubtRow } from '../../orders/in-doubt/in-doubt-calls.port.js';
-import { describeAge, inDoubtItem, renderInDoubtList } from './in-doubt-list.view.js';
+import {
+  describeAge,
+  describeWaiting,
+  inDoubtItem,
+  renderInDoubtList,
+  renderWaitingList,
+} from './in-doubt-list.view.js';
 
 const NOW = new Date('2026-11-27T12:00:00.000Z');
 
@@ -28,11 +34,33 @@ function aRow(overrides: Partial<InDoubtRow> = {}): InDoubtRow {
     probeOutcome: null,
     probeEvidence: null,
     probedAt: null,
+    heldUntil: null,
     ...overrides,
   };
 }
 
 describe('in-doubt list items', () => {
+  it('says until when a held call waits for a late effect, in its own list', () => {
+    const held = inDoubtItem(
+      aRow({
+        command: 'order.installment_added',
+        inDoubtSince: null,
+        heldUntil: new Date('2026-11-27T11:03:00.000Z'),
+        probeOutcome: 'not_applied',
+        probeEvidence: { read: 'GET paymentStatus', shown: '1 installment, none new' },
+      }),
+      NOW,
+    );
+    expect(held.waitingForLateEffectUntil).toBe('2026-11-27T11:03:00.000Z');
+    expect(describeWaiting(held)).toBe('waiting for a late effect until 2026-11-27T11:03:00.000Z');
+    expect(describeWaiting(inDoubtItem(aRow(), NOW))).toBeNull();
+    const text = renderWaitingList([held]);
+    expect(text).toContain('1 Payflow call(s) waiting for a late effect');
+    expect(text).toContain('waiting for a late effect until 2026-11-27T11:03:00.000Z');
+    expect(text).toContain('not_applied: GET paymentStatus showed 1 installment, none new');
+    expect(renderWaitingList([])).toBe('No Payflow call is waiting for a late effect.\n');
+  });
+
   it('says how long ago a request left, and that one without a send mark never left', () => {
     const left = inDoubtItem(aRow(), NOW);
     expect(left.request).toEqual({ left: true, leftSecondsAgo: 3600 });

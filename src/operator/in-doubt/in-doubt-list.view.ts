@@ -83,6 +83,12 @@ export interface InDoubtItem {
   /** The order's other dead letters waiting for a replay (its later events). */
   readonly parkedEvents: number;
   readonly blocked: boolean;
+  /**
+   * A call held for a late effect (not in doubt): found not applied while its request may
+   * still land (PAYFLOW_LATE_EFFECT_WINDOW); Payflow is read again until then, and the call
+   * is sent again only after it. Null for a call in doubt.
+   */
+  readonly waitingForLateEffectUntil: string | null;
 }
 
 const REFERENCES = [
@@ -191,6 +197,7 @@ export function inDoubtItem(row: InDoubtRow, now: Date = new Date()): InDoubtIte
     payment: { id: row.paymentId, state: row.paymentState, payflowId: row.payflowId },
     parkedEvents: row.parked,
     blocked: row.blocked,
+    waitingForLateEffectUntil: row.heldUntil?.toISOString() ?? null,
   };
 }
 
@@ -251,6 +258,34 @@ export function describeProbe(item: InDoubtItem): string {
   return evidence === null
     ? item.probe.outcome
     : `${item.probe.outcome}: ${evidence.read} showed ${evidence.shown}`;
+}
+
+/** The line every reader shows for a held call: "waiting for a late effect until T". */
+export function describeWaiting(item: InDoubtItem): string | null {
+  const until = item.waitingForLateEffectUntil;
+  return until === null ? null : `waiting for a late effect until ${until}`;
+}
+
+/** The calls held for a late effect, after the calls in doubt in `in-doubt list`. */
+export function renderWaitingList(items: readonly InDoubtItem[]): string {
+  if (items.length === 0) return 'No Payflow call is waiting for a late effect.\n';
+  const table = renderTable(
+    ['order', 'event', 'event id', 'sent', 'request left', 'waiting', 'Payflow read'],
+    items.map((item) => [
+      item.orderId,
+      item.eventType,
+      item.eventId,
+      describeSent(item),
+      describeLeft(item),
+      describeWaiting(item) ?? DASH,
+      describeProbe(item),
+    ]),
+    '',
+  );
+  return `${[
+    `${items.length} Payflow call(s) waiting for a late effect (not sent again before then):`,
+    ...table,
+  ].join('\n')}\n`;
 }
 
 /** The human-readable table of `in-doubt list`. */

@@ -20,6 +20,10 @@ import {
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { RefundRepository, type RefundOverview } from '../../payments/refund.repository.js';
 import {
+  UnexplainedEffectRepository,
+  type StoredUnexplainedEffect,
+} from '../../payments/unexplained-effects/unexplained-effect.repository.js';
+import {
   WebhookInboxRepository,
   type ReceivedWebhook,
 } from '../../webhooks/inbox/webhook-inbox.repository.js';
@@ -46,6 +50,7 @@ import {
   type WebhookView,
 } from './order-show.view.js';
 import { sanitizeText } from '../shared/sanitize-text.js';
+import type { UnexplainedEffectView } from './unexplained-effect.view.js';
 
 /**
  * Minor units (decimal text, as the tables hold them) as exact decimal text in major units,
@@ -111,6 +116,53 @@ function documentView(row: DocumentOverview): DocumentView {
   };
 }
 
+/**
+ * The order's recorded effects that no event explained, by payment. One the bridge recorded
+ * after all (an installment or document of the payment with its Payflow id) names that row
+ * in `explainedBy`, so that it is not shown as unexplained; the finding itself is kept.
+ */
+export function unexplainedEffectViews(
+  rows: readonly StoredUnexplainedEffect[],
+  installments: readonly InstallmentOverview[],
+  documents: readonly DocumentOverview[],
+): Map<string, UnexplainedEffectView[]> {
+  const byPayment = new Map<string, UnexplainedEffectView[]>();
+  for (const row of rows) {
+    const installment = installments.find(
+      (entry) => entry.paymentId === row.paymentId && entry.payflowInstallmentId === row.payflowId,
+    );
+    const document = documents.find(
+      (entry) => entry.paymentId === row.paymentId && entry.payflowDocumentId === row.payflowId,
+    );
+    const explainedBy =
+      row.kind === 'installment'
+        ? installment === undefined
+          ? null
+          : `installment ${installment.installmentRef ?? `#${installment.position}`}`
+        : document === undefined
+          ? null
+          : `document ${document.documentRef}`;
+    const views = byPayment.get(row.paymentId) ?? [];
+    views.push({
+      kind: row.kind,
+      payflowId: row.payflowId,
+      gross:
+        row.grossMinor === null || row.currency === null
+          ? null
+          : amountView(row.grossMinor.toString(), row.currency),
+      dueDate: row.dueDate,
+      providerStatus: row.providerStatus,
+      fileName: textOrNull(row.fileName),
+      firstSeenAt: row.firstSeenAt.toISOString(),
+      firstSeenBy: row.firstSeenBy,
+      lastSeenAt: row.lastSeenAt.toISOString(),
+      explainedBy,
+    });
+    byPayment.set(row.paymentId, views);
+  }
+  return byPayment;
+}
+
 function refundView(row: RefundOverview): RefundView {
   return {
     refundRef: row.refundRef,
@@ -170,7 +222,10 @@ function probeDecisionView(row: ClosedAttempt): ProbeDecisionView {
     read: row.probeEvidence === null ? null : sanitizeText(row.probeEvidence.read),
     shown: row.probeEvidence === null ? null : sanitizeText(row.probeEvidence.shown),
     probedAt: isoOrNull(row.probedAt),
-    attemptState: row.state,
+    attemptState:
+      row.state === 'started' && row.heldUntil !== null
+        ? `waiting for a late effect until ${row.heldUntil.toISOString()}`
+        : row.state,
   };
 }
 
@@ -214,6 +269,7 @@ export class OrderShowQuery {
     private readonly history = new PaymentStatusHistoryRepository(),
     private readonly letters = new DeadLetterRepository(),
     private readonly verdicts = new InDoubtVerdictRepository(),
+    private readonly effects = new UnexplainedEffectRepository(),
   ) {}
 
   /** The order's view, or null when no order and no dead letter has that id. */
@@ -237,11 +293,18 @@ export class OrderShowQuery {
     if (payments.length === 0) return [];
     const ids = payments.map((payment) => payment.id);
 
-    const installments = new PaymentRows(await this.installments.listForPayments(sql, ids));
-    const documents = new PaymentRows(await this.documents.listForPayments(sql, ids));
+    const installmentRows = await this.installments.listForPayments(sql, ids);
+    const documentRows = await this.documents.listForPayments(sql, ids);
+    const installments = new PaymentRows(installmentRows);
+    const documents = new PaymentRows(documentRows);
     const refunds = new PaymentRows(await this.refunds.listForPayments(sql, ids));
     const history = new PaymentRows(await this.history.listForPayments(sql, ids));
     const webhooks = new PaymentRows(await WebhookInboxRepository.listForPayments(sql, ids));
+    const effects = unexplainedEffectViews(
+      await this.effects.listForOrder(sql, orderId),
+      installmentRows,
+      documentRows,
+    );
 
     const latestId = payments[payments.length - 1]?.id;
     return payments.map((payment) => {
@@ -266,6 +329,7 @@ export class OrderShowQuery {
         refunds: refunds.of(payment.id, refundView),
         statusHistory: history.of(payment.id, statusChangeView),
         webhooks: webhooks.of(payment.id, webhookView),
+        unexplainedEffects: effects.get(payment.id) ?? [],
       };
     });
   }

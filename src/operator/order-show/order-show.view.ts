@@ -1,10 +1,12 @@
 /**
  * What `order show` prints: an order, its payments (with installments, documents, refunds,
- * status history and webhooks), its dead letters and the verdicts on its calls in doubt. The view holds only what an operator needs:
- * never the per-payment api key (nor its hash), the webhook token, event payloads, emails
- * or phone numbers. Amounts are exact decimal text in the currency's major unit.
+ * status history, webhooks and what Payflow holds that no event explains), its dead letters
+ * and the verdicts on its calls in doubt. The view holds only what an operator needs: never
+ * the per-payment api key (nor its hash), the webhook token, event payloads, emails or phone
+ * numbers. Amounts are exact decimal text in the currency's major unit.
  */
 import type { DeadLetterView } from '../dead-letters/dead-letter.view.js';
+import { effectLine, type UnexplainedEffectView } from './unexplained-effect.view.js';
 
 export interface AmountView {
   /** Decimal text in major units, e.g. "1249.50". */
@@ -104,7 +106,10 @@ export interface ProbeDecisionView {
   readonly read: string | null;
   readonly shown: string | null;
   readonly probedAt: string | null;
-  /** The attempt's state now (succeeded, in_doubt, started…). */
+  /**
+   * The attempt's state now (succeeded, in_doubt, started…), or "waiting for a late effect
+   * until T" while it is held (found not applied while its request may still land).
+   */
   readonly attemptState: string;
 }
 
@@ -129,6 +134,8 @@ export interface PaymentView {
   readonly refunds: readonly RefundView[];
   readonly statusHistory: readonly StatusChangeView[];
   readonly webhooks: readonly WebhookView[];
+  /** Installments and documents at Payflow that no event of the order explains (issue 26). */
+  readonly unexplainedEffects: readonly UnexplainedEffectView[];
 }
 
 export interface OrderView {
@@ -273,6 +280,14 @@ export function renderOrderView(view: OrderView): string {
         PAYMENT_INDENT,
       ),
     );
+    if (payment.unexplainedEffects.length > 0) {
+      out.push(
+        `${PAYMENT_INDENT}Found at Payflow without an event of this order (${payment.unexplainedEffects.length})`,
+      );
+      out.push(
+        ...payment.unexplainedEffects.map((effect) => `${PAYMENT_INDENT}  ${effectLine(effect)}`),
+      );
+    }
     out.push(
       ...tableSection(
         'Refunds',

@@ -9,7 +9,10 @@
  * - webhook_inbox: the webhooks received for its payments;
  * - outbox: the events published for it (status events keyed by the order id; settlement
  *   lines keyed by its Payflow payment id), while the outbox keeps them (OUTBOX_RETENTION);
- * - in_doubt_verdicts, operator_actions: what people decided and did.
+ * - in_doubt_verdicts, operator_actions: what people decided and did;
+ * - unexplained_effects: installments and documents found at Payflow that no event of the
+ *   order explains (and, only when there are some, the payments' installments and documents,
+ *   to tell those the bridge recorded after all).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -23,10 +26,14 @@ import { InDoubtVerdictRepository } from '../../orders/in-doubt/in-doubt-verdict
 import { OrderRepository } from '../../orders/order.repository.js';
 import { ProcessedEventRepository } from '../../orders/processed-event.repository.js';
 import { OutboxRepository, type WrittenMessage } from '../../outbox/outbox.repository.js';
+import { DocumentRepository } from '../../payments/document.repository.js';
+import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
+import { UnexplainedEffectRepository } from '../../payments/unexplained-effects/unexplained-effect.repository.js';
 import { WebhookInboxRepository } from '../../webhooks/inbox/webhook-inbox.repository.js';
 import { OperatorActionRepository } from '../audit/operator-action.repository.js';
-import { amountView, orderView } from '../order-show/order-show.query.js';
+import { amountView, orderView, unexplainedEffectViews } from '../order-show/order-show.query.js';
+import { effectLabel, type UnexplainedEffectView } from '../order-show/unexplained-effect.view.js';
 import { sanitizeText } from '../shared/sanitize-text.js';
 import {
   traceIdOf,
@@ -56,6 +63,7 @@ const KIND_ORDER: readonly TimelineKind[] = [
   'dead_letter',
   'verdict',
   'console_action',
+  'unexplained_effect',
 ];
 
 function fact(label: string, value: string | number | null | undefined): TimelineFact[] {
@@ -116,11 +124,16 @@ function tracesOfEvents(messages: readonly WrittenMessage[]): Map<string, string
 
 function callEntry(attempt: ClosedAttempt, traceId: string | null): TimelineEntry {
   const inDoubt = attempt.state === 'in_doubt';
+  const waiting =
+    attempt.state === 'started' && attempt.heldUntil !== null
+      ? `waiting for a late effect until ${attempt.heldUntil.toISOString()}`
+      : null;
   return entry(
     attempt.startedAt,
     'payflow_call',
     `Payflow call for ${attempt.command}`,
-    attempt.errorCode === null ? attempt.state : `${attempt.state} (${attempt.errorCode})`,
+    waiting ??
+      (attempt.errorCode === null ? attempt.state : `${attempt.state} (${attempt.errorCode})`),
     callTone(attempt.state),
     [
       ...fact('Attempt', attempt.attemptId),
@@ -129,6 +142,7 @@ function callEntry(attempt: ClosedAttempt, traceId: string | null): TimelineEntr
       ...fact('Duration', durationText(attempt.sentAt ?? attempt.startedAt, attempt.finishedAt)),
       ...fact('Sent', attempt.sentAt?.toISOString()),
       ...fact('In doubt', inDoubt ? 'yes' : 'no'),
+      ...fact('Late effect', waiting),
       ...fact('Payment', attempt.paymentId),
       ...fact(
         'Probe',
@@ -138,6 +152,38 @@ function callEntry(attempt: ClosedAttempt, traceId: string | null): TimelineEntr
       ),
     ],
     traceId,
+  );
+}
+
+/** An effect at Payflow that no event of the order explains, when it was first seen. */
+function effectEntry(
+  effect: UnexplainedEffectView,
+  payflowPaymentId: string | null,
+): TimelineEntry {
+  const explained = effect.explainedBy !== null;
+  return entry(
+    new Date(effect.firstSeenAt),
+    'unexplained_effect',
+    explained
+      ? `${effectLabel(effect)} at Payflow, recorded by the bridge after it was found`
+      : `${effectLabel(effect)} at Payflow that no event of this order explains`,
+    explained ? 'explained since' : 'unexplained',
+    explained ? 'info' : 'bad',
+    [
+      ...fact('Payflow payment', payflowPaymentId),
+      ...fact('Kind', effect.kind),
+      ...fact('Payflow id', effect.payflowId),
+      ...fact(
+        'Amount',
+        effect.gross === null ? null : `${effect.gross.amount} ${effect.gross.currency}`,
+      ),
+      ...fact('Date', effect.dueDate),
+      ...fact('Status at Payflow', effect.providerStatus),
+      ...fact('File name', effect.fileName),
+      ...fact('First seen by', effect.firstSeenBy),
+      ...fact('Last seen', effect.lastSeenAt),
+      ...fact('Explained by', effect.explainedBy),
+    ],
   );
 }
 
@@ -235,6 +281,9 @@ export class OrderTimelineQuery {
   private readonly verdicts = new InDoubtVerdictRepository();
   private readonly outbox = new OutboxRepository();
   private readonly actions = new OperatorActionRepository();
+  private readonly effects = new UnexplainedEffectRepository();
+  private readonly installments = new InstallmentRepository();
+  private readonly documents = new DocumentRepository();
 
   constructor(@Inject(Database) private readonly database: Database) {}
 
@@ -244,23 +293,28 @@ export class OrderTimelineQuery {
   }
 
   async read(sql: Sql, orderId: string): Promise<OrderTimeline | null> {
-    const [[order], payments, events, letters, attempts, verdicts, actions] = await Promise.all([
-      this.orders.byIds(sql, [orderId]),
-      this.payments.listForOrder(sql, orderId),
-      this.processed.listForOrder(sql, orderId),
-      this.letters.listForOrder(sql, orderId),
-      CommandAttemptRepository.listForOrder(sql, orderId),
-      this.verdicts.ofOrder(sql, orderId),
-      this.actions.ofOrder(sql, orderId),
-    ]);
+    const [[order], payments, events, letters, attempts, verdicts, actions, effects] =
+      await Promise.all([
+        this.orders.byIds(sql, [orderId]),
+        this.payments.listForOrder(sql, orderId),
+        this.processed.listForOrder(sql, orderId),
+        this.letters.listForOrder(sql, orderId),
+        CommandAttemptRepository.listForOrder(sql, orderId),
+        this.verdicts.ofOrder(sql, orderId),
+        this.actions.ofOrder(sql, orderId),
+        this.effects.listForOrder(sql, orderId),
+      ]);
     if (order === undefined && payments.length === 0 && letters.length === 0) return null;
     const paymentIds = payments.map((payment) => payment.id);
     const payflowIds = payments.flatMap((payment) =>
       payment.payflowId === null ? [] : [payment.payflowId],
     );
-    const [webhooks, messages] = await Promise.all([
+    const [webhooks, messages, installments, documents] = await Promise.all([
       paymentIds.length === 0 ? [] : WebhookInboxRepository.listForPayments(sql, paymentIds),
       this.outbox.listByKeys(sql, [orderId, ...payflowIds]),
+      // Only to tell the effects the bridge recorded after all: read when there are some.
+      effects.length === 0 ? [] : this.installments.listForPayments(sql, paymentIds),
+      effects.length === 0 ? [] : this.documents.listForPayments(sql, paymentIds),
     ]);
     const payflowOf = new Map(payments.map((payment) => [payment.id, payment.payflowId]));
     const traces = tracesOfEvents(messages);
@@ -339,6 +393,10 @@ export class OrderTimelineQuery {
             ...fact('Events replayed', verdict.replayedLetters),
           ],
         ),
+      ),
+      ...[...unexplainedEffectViews(effects, installments, documents)].flatMap(
+        ([paymentId, views]) =>
+          views.map((view) => effectEntry(view, payflowOf.get(paymentId) ?? null)),
       ),
       ...actions.map((action) =>
         entry(

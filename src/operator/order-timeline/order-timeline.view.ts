@@ -1,8 +1,9 @@
 /**
  * An order's whole story as the console shows it, newest last: each ERP event that took
  * effect or was dead-lettered, each Payflow call, each webhook, each event published (status
- * events, settlement lines naming its payment), each verdict a person recorded and each
- * console action. Text from outside (errors, reasons) is sanitized; no secret, no customer
+ * events, settlement lines naming its payment), each verdict a person recorded, each
+ * console action, and each installment or document found at Payflow that no event of the
+ * order explains. Text from outside (errors, reasons) is sanitized; no secret, no customer
  * contact data (the contact is read apart, masked: customer-contact.ts).
  */
 import type { AmountView, OrderSummaryView } from '../order-show/order-show.view.js';
@@ -16,6 +17,7 @@ export const TIMELINE_KINDS = [
   'settlement_line',
   'verdict',
   'console_action',
+  'unexplained_effect',
 ] as const;
 export type TimelineKind = (typeof TIMELINE_KINDS)[number];
 
@@ -65,6 +67,7 @@ export const KIND_LABELS: Readonly<Record<TimelineKind, string>> = {
   settlement_line: 'Settlement line',
   verdict: 'Verdict',
   console_action: 'Console action',
+  unexplained_effect: 'Found at Payflow',
 };
 
 /** The trace id of a W3C traceparent (`00-<trace id>-<span id>-<flags>`), or null. */

@@ -1,7 +1,11 @@
 /** order.document_attached → POST /api/payments/uploadDocument; emits document.attached. */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import type { AppLogger } from '../../common/logger.js';
 import type { PayflowDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
+import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';
 import { mappingFailed } from '../shared/order-amounts.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
@@ -23,7 +27,14 @@ export class DocumentAttachedHandler extends PaymentCommandHandler<
   PayflowDocument,
   MappedDocument
 > {
-  constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
+  constructor(
+    kit: PaymentCommandKit,
+    documents: DocumentRepository,
+    @Optional() @Inject(APP_LOGGER) logger?: AppLogger,
+    @Optional() @Inject(Registry) registry?: Registry,
+  ) {
+    // Built here over the kit's database: OrdersModule provides no UnexplainedEffects.
+    const effects = UnexplainedEffects.create(kit.database.sql, logger, registry);
     super(kit, {
       type: 'order.document_attached',
       // A repeated upload would attach the document twice.
@@ -47,6 +58,8 @@ export class DocumentAttachedHandler extends PaymentCommandHandler<
           ...options,
           currency: target.payment.currency,
         });
+        // This attempt is live, so the read is checked only for the other kind of effect.
+        await effects.check(target.payment, status, 'probe');
         const known = await documents.listForPayments(kit.database.sql, [target.payment.id]);
         return documentAttachedVerdict(
           status,

@@ -61,6 +61,8 @@ export type Begun =
       readonly attemptId: string;
       readonly paymentId: string | null;
       readonly previousOwner: string | null;
+      /** When it was first held for a late effect (null: never), for the time to a decision. */
+      readonly heldSince: Date | null;
     };
 
 /** An event waiting for the shared begin statement of its command. */
@@ -99,6 +101,7 @@ export class AttemptBegin {
       tx,
       {
         ...owner,
+        windowMs: this.options.lateEffectWindowMs,
         eventId,
         orderId,
         paymentId: mapped?.paymentId ?? null,
@@ -152,11 +155,11 @@ export class AttemptBegin {
         });
         if (next.kind === 'send_again') {
           if (mapped === undefined) throw new Error('a takeover without a mapping');
-          const attemptId = await this.attempts.takeOverProbed(tx, decision.attemptId, owner, null);
-          if (attemptId === null) return { kind: 'throw', error: busyError(command) };
+          const taken = await this.attempts.takeOverProbed(tx, decision.attemptId, owner, null);
+          if (taken === null) return { kind: 'throw', error: busyError(command) };
           return {
             kind: 'start',
-            attemptId,
+            attemptId: taken.attemptId,
             paymentId: mapped.paymentId,
             takenOverRepeatable: { previousOwner: guard.attempt?.owner ?? null },
           };
@@ -168,6 +171,7 @@ export class AttemptBegin {
             attemptId: decision.attemptId,
             paymentId: mapped.paymentId,
             previousOwner: guard.attempt?.owner ?? null,
+            heldSince: guard.attempt?.heldSince ?? null,
           };
         }
         await this.markInDoubt(tx, command, spec, decision.attemptId, next.errorCode, next.cause);
@@ -175,7 +179,14 @@ export class AttemptBegin {
       }
       case 'mapping_failed': {
         if (mappingError === undefined) throw new Error('mapping_failed without a mapping error');
-        if (spec.onFailure !== undefined) {
+        // Its status event once, whatever the redeliveries: only the delivery that records
+        // the failure writes it.
+        const first = await this.attempts.recordMappingFailure(
+          tx,
+          { eventId, orderId, command: spec.type, owner: owner.owner },
+          mappingError.code,
+        );
+        if (first && spec.onFailure !== undefined) {
           const failure = { kind: 'mapping_failed', error: mappingError } as const;
           const events = await spec.onFailure(tx, failure, command);
           this.outbox.defer(tx, events, undefined, command.trace.headers());

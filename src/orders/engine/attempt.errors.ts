@@ -1,4 +1,4 @@
-import { AppError } from '../../common/app-error.js';
+import { AppError, type ErrorMetadata } from '../../common/app-error.js';
 
 /** The attempt's lease ran out (or it was taken over) before its request could leave. */
 export class AttemptNotOwnedError extends AppError {
@@ -32,4 +32,28 @@ export class AttemptSettledMeanwhileError extends Error {
 export class ProbeNotAppliedError extends AppError {
   readonly code = 'ATTEMPT.PROBE_NOT_APPLIED';
   readonly transient = true;
+}
+
+/**
+ * A read of Payflow found the event's call not applied, but its request may still land
+ * (PAYFLOW_LATE_EFFECT_WINDOW has not passed since it left): the attempt is held, nothing
+ * is sent again, and the event is retried after `retryAfterMs` to read Payflow again. The
+ * wait ends by itself at `waitsUntilMs`, so it spends neither the attempts nor the duration
+ * budget of the event (src/messaging/failure-policy.ts).
+ */
+export class LateEffectPendingError extends AppError {
+  readonly code = 'ATTEMPT.LATE_EFFECT_PENDING';
+  readonly transient = true;
+  override readonly waitsUntilMs: number;
+  override readonly retryAfterMs: number;
+
+  constructor(
+    message: string,
+    wait: { readonly untilMs: number; readonly retryAfterMs: number },
+    options: { cause?: unknown; metadata?: ErrorMetadata } = {},
+  ) {
+    super(message, options);
+    this.waitsUntilMs = wait.untilMs;
+    this.retryAfterMs = wait.retryAfterMs;
+  }
 }

@@ -29,6 +29,8 @@ export interface AttemptOwner {
 }
 
 export interface GuardInput extends AttemptOwner {
+  /** PAYFLOW_LATE_EFFECT_WINDOW, for the guard row's `windowPassed`. */
+  readonly windowMs: number;
   readonly eventId: string;
   readonly orderId: string;
   readonly paymentId: string | null;
@@ -68,6 +70,9 @@ const guardRow = z
     lease_expired: z.boolean().nullable(),
     attempt_sent: z.boolean().nullable(),
     attempt_payment_id: z.string().nullable(),
+    attempt_held: z.boolean().nullable(),
+    attempt_held_since: z.date().nullable(),
+    window_passed: z.boolean().nullable(),
   })
   .transform((row): GuardRow => ({
     startedAttemptId: row.started_attempt_id,
@@ -84,6 +89,9 @@ const guardRow = z
             leaseExpired: row.lease_expired === true,
             sent: row.attempt_sent === true,
             paymentId: row.attempt_payment_id,
+            held: row.attempt_held === true,
+            heldSince: row.attempt_held_since,
+            windowPassed: row.window_passed === true,
           },
   }));
 
@@ -92,6 +100,20 @@ const idRow = z.object({ id: z.string() });
 const paymentIdRow = z.object({ payment_id: z.string().nullable() });
 const finishedRow = z.object({ finished: z.number().int() });
 const existsRow = z.object({ found: z.boolean() });
+const heldRow = z.object({
+  held_until: z.date(),
+  /** Milliseconds until held_until, by the ledger's clock. */
+  remaining_ms: z.number(),
+  /** Milliseconds since the latest request left, by the ledger's clock. */
+  since_sent_ms: z.number(),
+  first_hold: z.boolean(),
+});
+const notTakenRow = z.object({
+  state: z.string().nullable(),
+  window_end: z.date().nullable(),
+  window_runs: z.boolean().nullable(),
+});
+const decidedRow = z.object({ id: z.string(), held_since: z.date().nullable() });
 
 /** What a probe read at Payflow and what it showed (`command_attempts.probe_evidence`). */
 export const probeEvidence = z.object({ read: z.string(), shown: z.string() });
@@ -114,6 +136,11 @@ const closedRow = z.object({
   /** What was read and what it showed. */
   probeEvidence: probeEvidence.nullable(),
   probedAt: timestampField.nullable(),
+  /** When its latest request left (null on rows from before the column: `sentAt`). */
+  lastSentAt: timestampField.nullable(),
+  /** Held for a late effect: from the first read that found it not applied, until. */
+  heldSince: timestampField.nullable(),
+  heldUntil: timestampField.nullable(),
 });
 
 /** An attempt that ended (in doubt, resolved…), as the operator's reads show it. */
@@ -123,11 +150,23 @@ const CLOSED = `
   SELECT id::text AS "attemptId", event_id::text AS "eventId", order_id AS "orderId", command, state,
          error_code AS "errorCode", payment_id::text AS "paymentId", started_at AS "startedAt",
          sent_at AS "sentAt", finished_at AS "finishedAt", probe_outcome AS "probeOutcome",
-         probe_evidence AS "probeEvidence", probed_at AS "probedAt"
+         probe_evidence AS "probeEvidence", probed_at AS "probedAt",
+         last_sent_at AS "lastSentAt", held_since AS "heldSince", held_until AS "heldUntil"
     FROM command_attempts`;
 
 function lease(bind: Bind, leaseMs: number): string {
   return `clock_timestamp() + make_interval(secs => ${bind(leaseMs)}::float8 / 1000)`;
+}
+
+/**
+ * When the attempt's latest request can no longer land: `window` a bound parameter (ms).
+ * NULL for an attempt whose request never left (no send mark): it has no window.
+ */
+function windowEnd(window: string, alias = ''): string {
+  const a = alias === '' ? '' : `${alias}.`;
+  return `(CASE WHEN ${a}sent_at IS NOT NULL
+           THEN COALESCE(${a}last_sent_at, ${a}sent_at) + make_interval(secs => ${window}::float8 / 1000)
+           END)`;
 }
 
 /** The attempt ids a guardMany statement recorded, by the events' 1-based positions. */
@@ -154,12 +193,13 @@ export interface ProbedHold {
 }
 
 /** The hold condition, for statements given probeParams from $first on (outcome, evidence, owner, hold). */
-function held(first: number): string {
+function held(first: number, alias = ''): string {
   const owner = `$${first + 2}`;
   const hold = `$${first + 3}`;
+  const a = alias === '' ? '' : `${alias}.`;
   return `((${hold}::text IS NULL)
-    OR (${hold} = 'own' AND owner = ${owner})
-    OR (${hold} = 'expired' AND sent_at IS NOT NULL AND lease_until <= clock_timestamp()))`;
+    OR (${hold} = 'own' AND ${a}owner = ${owner})
+    OR (${hold} = 'expired' AND ${a}sent_at IS NOT NULL AND ${a}lease_until <= clock_timestamp()))`;
 }
 
 /** The probe's parameters: outcome, evidence, owner, hold. */
@@ -198,6 +238,21 @@ export class CommandAttemptRepository {
       closedRow,
       `${CLOSED} WHERE state = 'in_doubt' ORDER BY finished_at DESC, id DESC LIMIT $1`,
       [limit],
+    );
+  }
+
+  /**
+   * Every attempt held for a late effect (of the order `orderId` only, when given): its
+   * call was found not applied while its request may still land. The soonest to end first.
+   */
+  static listHeld(sql: Sql, orderId?: string): Promise<ClosedAttempt[]> {
+    return queryRows(
+      sql,
+      closedRow,
+      `${CLOSED} WHERE state = 'started' AND held_until IS NOT NULL
+          AND ($1::text IS NULL OR order_id = $1)
+        ORDER BY held_until, id`,
+      [orderId ?? null],
     );
   }
 
@@ -246,7 +301,9 @@ export class CommandAttemptRepository {
            a.id::text AS attempt_id, a.state AS attempt_state, a.owner AS attempt_owner,
            a.lease_until <= clock_timestamp() AS lease_expired,
            a.sent_at IS NOT NULL AS attempt_sent,
-           a.payment_id::text AS attempt_payment_id
+           a.payment_id::text AS attempt_payment_id,
+           a.held_until IS NOT NULL AS attempt_held, a.held_since AS attempt_held_since,
+           ${windowEnd(`${bind(input.windowMs)}`, 'a')} <= clock_timestamp() AS window_passed
       FROM (VALUES (1)) AS one (x)
       LEFT JOIN LATERAL (${this.orders.blockOf(orderId)}) o ON true
       LEFT JOIN command_attempts a ON a.event_id = ${eventId}::uuid),
@@ -305,9 +362,10 @@ export class CommandAttemptRepository {
        AND NOT ${this.processed.processed('x.event_id')}),
   started AS (
     INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
-                                  payment_id, sent_at)
+                                  payment_id, sent_at, last_sent_at)
     SELECT event_id, order_id, ${bind(input.command)}, 'started', ${bind(input.owner)},
            ${lease(bind, input.leaseMs)}, payment_id,
+           CASE WHEN ${bind(sent)}::boolean THEN clock_timestamp() END,
            CASE WHEN ${bind(sent)}::boolean THEN clock_timestamp() END
       FROM fresh_input ORDER BY n
     ON CONFLICT (event_id) DO NOTHING
@@ -321,11 +379,42 @@ ${fresh(bind)}
   }
 
   /**
+   * The event's mapping failed (no call is made): recorded once as a `failed` attempt with
+   * the mapping's error code, so that its status event (payment.creation_failed, …) is
+   * written once whatever the redeliveries (a rebalance may deliver it again before its
+   * dead letter blocks the order). True when this statement recorded it: the caller then
+   * writes the status event; false when it was recorded before.
+   */
+  async recordMappingFailure(
+    tx: Sql,
+    input: {
+      readonly eventId: string;
+      readonly orderId: string;
+      readonly command: string;
+      readonly owner: string;
+    },
+    errorCode: string,
+  ): Promise<boolean> {
+    const rows = await tx.query(
+      `INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
+                                     error_code, finished_at)
+       VALUES ($1::uuid, $2, $3, 'failed', $4, clock_timestamp(), $5, clock_timestamp())
+       ON CONFLICT (event_id) DO UPDATE
+          SET error_code = EXCLUDED.error_code, finished_at = EXCLUDED.finished_at
+        WHERE command_attempts.state = 'failed'
+          AND command_attempts.error_code IS DISTINCT FROM EXCLUDED.error_code
+       RETURNING id::text AS id`,
+      [input.eventId, input.orderId, input.command, input.owner, errorCode],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Takes the event's attempt over for a new call: only a failed one, this worker's own
    * started one, or a started one that never left and whose lease ran out. Null when
    * another worker holds it.
    */
-  async takeOver(tx: Sql, input: Omit<GuardInput, 'record'>): Promise<string | null> {
+  async takeOver(tx: Sql, input: Omit<GuardInput, 'record' | 'windowMs'>): Promise<string | null> {
     const { text, params } = render(
       (bind) => `
   INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until, payment_id)
@@ -334,7 +423,8 @@ ${fresh(bind)}
   ON CONFLICT (event_id) DO UPDATE
      SET state = 'started', owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
          payment_id = EXCLUDED.payment_id, error_code = NULL,
-         started_at = clock_timestamp(), finished_at = NULL, sent_at = NULL
+         started_at = clock_timestamp(), finished_at = NULL, sent_at = NULL,
+         last_sent_at = NULL, held_since = NULL, held_until = NULL
    WHERE command_attempts.state = 'failed'
       OR (command_attempts.state = 'started' AND command_attempts.owner = EXCLUDED.owner)
       OR (command_attempts.state = 'started' AND command_attempts.sent_at IS NULL
@@ -348,12 +438,14 @@ ${fresh(bind)}
   /**
    * The attempts' requests are about to leave: marked only while `owner` still owns them
    * (lease not run out, not taken over), in one autocommit statement outside any batch (see
-   * StatementGroup). Kept when a call sends again (a client retry, a 401 refresh). Returns
-   * the ids marked.
+   * StatementGroup). `sent_at` keeps the first request, `last_sent_at` the latest, from
+   * which the late-effect window counts (a call that sends again, e.g. after a 401
+   * refresh, may be applied from its latest request). Returns the ids marked.
    */
   async markSent(attemptIds: readonly string[], owner: string): Promise<Set<string>> {
     const rows = await this.batcher.runAlone(
-      `UPDATE command_attempts c SET sent_at = COALESCE(c.sent_at, clock_timestamp())
+      `UPDATE command_attempts c SET sent_at = COALESCE(c.sent_at, clock_timestamp()),
+              last_sent_at = clock_timestamp()
          FROM unnest($1::bigint[]) AS x (id)
         WHERE c.id = x.id AND c.state = 'started' AND c.owner = $2
           AND c.lease_until > clock_timestamp()
@@ -385,28 +477,79 @@ ${fresh(bind)}
   }
 
   /** The call had no effect: failed, only while `owner` owns it (a taker-over is calling). */
-  async markFailed(
+  async markFailed(tx: Sql, attemptId: string, errorCode: string, owner: string): Promise<void> {
+    await tx.execute(
+      `UPDATE command_attempts SET state = 'failed', error_code = $2,
+              finished_at = clock_timestamp()
+        WHERE id = $1 AND state = 'started' AND owner = $3`,
+      [attemptId, errorCode, owner],
+    );
+  }
+
+  /**
+   * `fail_probed`: the owner's probe after its own unclear call found it not applied, and
+   * its latest request left at least `windowMs` ago (it can no longer land): failed, with
+   * the probe recorded, so that the event's retry sends it again. False while the window
+   * runs (the attempt is then held instead) or when it is not this worker's any more.
+   */
+  async failProbed(
     tx: Sql,
     attemptId: string,
     errorCode: string,
-    owner: string,
-    probe?: { readonly outcome: ProbeOutcome; readonly evidence: ProbeEvidence },
-  ): Promise<void> {
-    await tx.execute(
+    probed: ProbedHold,
+    windowMs: number,
+  ): Promise<boolean> {
+    const rows = await tx.query(
       `UPDATE command_attempts SET state = 'failed', error_code = $2,
               finished_at = clock_timestamp(),
-              probe_outcome = COALESCE($4, probe_outcome),
-              probe_evidence = COALESCE($5::jsonb, probe_evidence),
-              probed_at = CASE WHEN $4::text IS NULL THEN probed_at ELSE clock_timestamp() END
-        WHERE id = $1 AND state = 'started' AND owner = $3`,
+              probe_outcome = $3, probe_evidence = $4::jsonb, probed_at = clock_timestamp()
+        WHERE id = $1 AND state = 'started' AND sent_at IS NOT NULL AND owner = $5
+          AND ${windowEnd('$6')} <= clock_timestamp()
+       RETURNING id::text AS id`,
       [
         attemptId,
         errorCode,
-        owner,
-        probe?.outcome ?? null,
-        probe === undefined ? null : JSON.stringify(probe.evidence),
+        probed.outcome,
+        JSON.stringify(probed.evidence),
+        probed.owner,
+        windowMs,
       ],
     );
+    return rows.length > 0;
+  }
+
+  /**
+   * `hold`: a probe found the call not applied while its latest request may still land
+   * (less than `windowMs` ago). Nobody sends it again: it stays started, its lease is
+   * released so that any worker's next read decides (its own retry, or a replacement's
+   * after a crash), and `held_until` records when the window ends. Same hold condition as
+   * the probe. Null when the window has passed or another worker holds it meanwhile.
+   */
+  async holdForLateEffect(
+    tx: Sql,
+    attemptId: string,
+    probed: ProbedHold,
+    windowMs: number,
+  ): Promise<z.infer<typeof heldRow> | null> {
+    const [row] = await tx.query(
+      `WITH before AS (SELECT held_since FROM command_attempts WHERE id = $1)
+       UPDATE command_attempts c
+          SET lease_until = LEAST(c.lease_until, clock_timestamp()),
+              held_since = COALESCE(c.held_since, clock_timestamp()),
+              held_until = ${windowEnd('$6', 'c')},
+              probe_outcome = $2, probe_evidence = $3::jsonb, probed_at = clock_timestamp()
+         FROM before
+        WHERE c.id = $1 AND c.state = 'started' AND c.sent_at IS NOT NULL
+          AND ${windowEnd('$6', 'c')} > clock_timestamp() AND ${held(2, 'c')}
+       RETURNING c.held_until,
+                 (EXTRACT(EPOCH FROM c.held_until - clock_timestamp()) * 1000)::float8
+                   AS remaining_ms,
+                 (EXTRACT(EPOCH FROM clock_timestamp() - COALESCE(c.last_sent_at, c.sent_at))
+                   * 1000)::float8 AS since_sent_ms,
+                 before.held_since IS NULL AS first_hold`,
+      [attemptId, ...probeParams(probed), windowMs],
+    );
+    return row === undefined ? null : heldRow.parse(row);
   }
 
   /**
@@ -449,32 +592,46 @@ ${fresh(bind)}
   }
 
   /**
-   * A probe found that the attempt's call did not take effect: taken over for a new call
-   * (sent again), like an attempt that never left, with the probe recorded. Only a started
-   * attempt sent by a worker whose lease ran out. Null when another worker holds it.
+   * Takes a stopped worker's sent attempt over for a new call (sent again), like an attempt
+   * that never left: `take_over_sent` for a repeatable call (`probe` null), or
+   * `take_over_probed` when a probe found it not applied, with the probe recorded and only
+   * once its latest request left at least `windowMs` ago (it can no longer land). Only a
+   * started attempt sent by a worker whose lease ran out (or released for a late-effect
+   * hold). Null when another worker holds it, or the window still runs.
    */
   async takeOverProbed(
     tx: Sql,
     attemptId: string,
     owner: AttemptOwner,
-    probe: { readonly outcome: ProbeOutcome; readonly evidence: ProbeEvidence } | null,
-  ): Promise<string | null> {
+    probe: {
+      readonly outcome: ProbeOutcome;
+      readonly evidence: ProbeEvidence;
+      readonly windowMs: number;
+    } | null,
+  ): Promise<{ readonly attemptId: string; readonly heldSince: Date | null } | null> {
     const { text, params } = render(
       (bind) => `
+  WITH before AS (SELECT held_since FROM command_attempts WHERE id = ${bind(attemptId)})
   UPDATE command_attempts
      SET owner = ${bind(owner.owner)}, lease_until = ${lease(bind, owner.leaseMs)},
-         started_at = clock_timestamp(), sent_at = NULL, error_code = NULL,
+         started_at = clock_timestamp(), sent_at = NULL, last_sent_at = NULL,
+         held_since = NULL, held_until = NULL, error_code = NULL,
          probe_outcome = COALESCE(${bind(probe?.outcome ?? null)}, probe_outcome),
          probe_evidence = COALESCE(${bind(probe === null ? null : JSON.stringify(probe.evidence))}::jsonb,
                                    probe_evidence),
          probed_at = CASE WHEN ${bind(probe === null)}::boolean THEN probed_at
                           ELSE clock_timestamp() END
+    FROM before
    WHERE id = ${bind(attemptId)} AND state = 'started' AND sent_at IS NOT NULL
      AND lease_until <= clock_timestamp()
-  RETURNING id::text AS id`,
+     AND (${bind(probe === null)}::boolean
+          OR ${windowEnd(bind(probe?.windowMs ?? 0))} <= clock_timestamp())
+  RETURNING id::text AS id, before.held_since`,
     );
     const [row] = await tx.query(text, params);
-    return row === undefined ? null : idRow.parse(row).id;
+    if (row === undefined) return null;
+    const taken = decidedRow.parse(row);
+    return { attemptId: taken.id, heldSince: taken.held_since };
   }
 
   /** Whether a started attempt about the payment outlived its lease (its worker stopped). */
@@ -500,16 +657,37 @@ ${fresh(bind)}
   /**
    * A person found that the in-doubt call never took effect (`in-doubt resolve
    * --not-created`): the attempt becomes `failed`, like a call that never left, so the
-   * next delivery of its event takes it over and sends it. False when it was not in doubt.
+   * next delivery of its event takes it over and sends it. Only once its latest request
+   * left at least `windowMs` ago: before that Payflow may still apply it (`window`, with
+   * when it ends). `not_in_doubt` when it was not in doubt.
    */
-  async markNotTaken(tx: Sql, attemptId: string, errorCode: string): Promise<boolean> {
-    const rows = await tx.query(
+  async markNotTaken(
+    tx: Sql,
+    attemptId: string,
+    errorCode: string,
+    windowMs: number,
+  ): Promise<
+    | { readonly kind: 'marked' }
+    | { readonly kind: 'not_in_doubt' }
+    | { readonly kind: 'window'; readonly until: Date }
+  > {
+    const [row] = await tx.query(
+      `SELECT state, ${windowEnd('$2')} AS window_end,
+              ${windowEnd('$2')} > clock_timestamp() AS window_runs
+         FROM command_attempts WHERE id = $1 FOR UPDATE`,
+      [attemptId, windowMs],
+    );
+    const found = notTakenRow.parse(row ?? { state: null, window_end: null, window_runs: null });
+    if (found.state !== 'in_doubt') return { kind: 'not_in_doubt' };
+    if (found.window_runs === true && found.window_end !== null) {
+      return { kind: 'window', until: found.window_end };
+    }
+    await tx.execute(
       `UPDATE command_attempts SET state = 'failed', error_code = $2,
               finished_at = clock_timestamp()
-        WHERE id = $1 AND state = 'in_doubt'
-       RETURNING id::text AS id`,
+        WHERE id = $1 AND state = 'in_doubt'`,
       [attemptId, errorCode],
     );
-    return rows.length > 0;
+    return { kind: 'marked' };
   }
 }

@@ -48,10 +48,10 @@ import {
 } from './attempt-begin.js';
 import { AttemptComplete, type StartedAttempt } from './attempt-complete.js';
 import { AttemptSend } from './attempt-send.js';
-import { ProbeNotAppliedError } from './attempt.errors.js';
+import { AttemptHold } from './attempt-hold.js';
 import { CommandAttemptRepository, type ProbedHold } from './command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
-import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
+import { PROBE_METRICS, type LateEffectDecision, type ProbeMetrics } from './probe-metrics.js';
 import type { CommandOutcome, OrderCommand } from './order-command.js';
 import { readPayflow } from './payflow-probe.js';
 import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-protocol.js';
@@ -65,6 +65,7 @@ export class CommandRunner {
   private readonly beginKeys = new Map<OrderEventType, object>();
   private readonly send: AttemptSend;
   private readonly complete: AttemptComplete;
+  private readonly hold: AttemptHold;
   constructor(
     private readonly batcher: TransactionBatcher,
     private readonly attempts: CommandAttemptRepository,
@@ -76,6 +77,7 @@ export class CommandRunner {
   ) {
     this.send = new AttemptSend(attempts, begin, options);
     this.complete = new AttemptComplete(attempts, outbox, logger);
+    this.hold = new AttemptHold(batcher, attempts, options, logger, metrics);
   }
 
   /** Runs one command through begin → call → complete. */
@@ -128,9 +130,9 @@ export class CommandRunner {
       case 'probe': {
         // A stopped worker's attempt whose request left: Payflow's own state decides.
         if (mapped === undefined) throw new Error('a probe without a mapping');
-        const { attemptId, paymentId } = begun;
+        const { attemptId, paymentId, heldSince } = begun;
         const probed = { command, spec, state: mapped.state, attemptId, paymentId };
-        const started = await this.probe(probed, { kind: 'expired' });
+        const started = await this.probe(probed, { kind: 'expired' }, heldSince);
         if (started !== 'settled') await this.callAndRecord(started);
         return 'applied';
       }
@@ -246,17 +248,20 @@ export class CommandRunner {
   }
 
   /**
-   * An attempt that may have taken effect (`expired`: a stopped worker's sent attempt;
-   * `own`: this worker's call failed unclearly): Payflow's own state decides, as the
-   * protocol's afterProbe says. Took effect → recorded as after a successful call
-   * (`settled`); not applied → a stopped worker's attempt is taken over and returned for a
-   * new call, this worker's own is failed and the event retried (thrown), which sends it
-   * again; unreadable or undecided → in doubt, thrown. Losing an expired attempt to another
-   * worker meanwhile is busy.
+   * An attempt that may have taken effect (`expired`: a stopped worker's sent attempt, or
+   * one held for a late effect; `own`: this worker's call failed unclearly): Payflow's own
+   * state decides, as the protocol's afterProbe says. Took effect → recorded as after a
+   * successful call (`settled`); not applied → while its request may still land, held and
+   * the event retried later to read again (LateEffectPendingError); after that, a stopped
+   * worker's attempt is taken over and returned for a new call, this worker's own is failed
+   * and the event retried (thrown), which sends it again; unreadable or undecided → in
+   * doubt, thrown. Losing an expired attempt to another worker meanwhile is busy.
+   * `heldSince`: when the attempt was first held, for the time to a decision.
    */
   private async probe<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
     hold: ProbeHold,
+    heldSince: Date | null = null,
   ): Promise<StartedAttempt<T, S, R> | 'settled'> {
     const { command, spec, attemptId } = attempt;
     const verdict = await readPayflow(command, spec, attempt.state, {
@@ -268,40 +273,31 @@ export class CommandRunner {
     const found = { outcome: verdict.kind, evidence: verdict.evidence };
     const probed: ProbedHold = { hold: hold.kind, owner, ...found };
     const next = afterProbe(hold, verdict);
+    const decided = (outcome: LateEffectDecision): void => {
+      if (heldSince === null) return;
+      this.metrics?.lateEffectDecided(
+        spec.type,
+        outcome,
+        (Date.now() - heldSince.getTime()) / 1000,
+      );
+    };
     switch (next.kind) {
       case 'complete':
         await this.completeProbed(attempt, next.result, probed);
+        decided('took_effect');
         return 'settled';
-      case 'send_again': {
-        const taken = await this.batcher.run((tx) =>
-          this.attempts.takeOverProbed(
-            tx,
-            attemptId,
-            { command: spec.type, owner, leaseMs: this.options.attemptLeaseMs },
-            found,
-          ),
-        );
-        if (taken === null) throw busyError(command);
+      case 'not_applied': {
+        const taken = await this.hold.notApplied(attempt, next, probed, decided);
         this.pending.forget(command.eventId);
         return { ...attempt, attemptId: taken };
       }
-      case 'fail':
-        await this.batcher.run((tx) =>
-          this.attempts.markFailed(tx, attemptId, next.callError.code, owner, found),
-        );
-        throw new ProbeNotAppliedError(
-          `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${verdict.evidence.shown}); it is sent again`,
-          {
-            cause: next.callError,
-            metadata: { eventId: command.eventId, orderId: command.orderId },
-          },
-        );
       case 'in_doubt': {
         const { errorCode, cause, callError } = next;
         const marked = await this.batcher.run((tx) =>
           this.begin.markInDoubt(tx, command, spec, attemptId, errorCode, cause, probed),
         );
         if (!marked && next.notMarked === 'busy') throw busyError(command);
+        if (marked) decided('in_doubt');
         if (callError !== undefined) this.logInDoubt(command, spec.type, callError);
         throw inDoubtError(command, cause, callError);
       }

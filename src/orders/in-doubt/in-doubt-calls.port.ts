@@ -65,6 +65,11 @@ export interface InDoubtRow {
   readonly probeOutcome: string | null;
   readonly probeEvidence: ProbeEvidence | null;
   readonly probedAt: Date | null;
+  /**
+   * A call held for a late effect (not in doubt yet): a read found it not applied while its
+   * request may still land; nothing is sent again before this (null: not held).
+   */
+  readonly heldUntil: Date | null;
 }
 
 /** An attempt of the order settled without a verdict (by a webhook, or a run cut short). */

@@ -13,7 +13,8 @@ export type InDoubtRefusal =
   | 'IN_DOUBT.LOOKUP_FAILED'
   | 'IN_DOUBT.MISMATCH'
   | 'IN_DOUBT.OTHER_VERDICT'
-  | 'IN_DOUBT.OTHER_PAYMENT';
+  | 'IN_DOUBT.OTHER_PAYMENT'
+  | 'IN_DOUBT.LATE_EFFECT_WINDOW';
 
 export class InDoubtRefusedError extends AppError {
   readonly transient = false;

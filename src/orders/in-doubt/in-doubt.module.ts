@@ -4,12 +4,15 @@
  *
  *   InDoubtModule.forRoot({ imports: [OperatorReadsModule, <a module exporting IN_DOUBT_ORDER_REPLAYER>] })
  *
- * Needs (global): DataSource (DatabaseModule), APP_CONFIG (the topics of OutboxWriter);
+ * Needs (global): DataSource (DatabaseModule), APP_CONFIG (the topics of OutboxWriter, the
+ * late-effect window);
  * PAYFLOW_API is optional: without it only the "not created" verdict can be given. From
  * `imports`: IN_DOUBT_CALLS (the read side's InDoubtListQuery) and IN_DOUBT_ORDER_REPLAYER
  * (how the order's parked events are republished once the verdict is recorded).
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import type { AppConfig } from '../../config/app-config.js';
+import { APP_CONFIG } from '../../config/config.module.js';
 import { DatabaseModule } from '../../database/database.module.js';
 import { Database } from '../../database/database.js';
 import { TransactionBatcherModule } from '../../database/transaction-batcher.js';
@@ -66,6 +69,7 @@ export class InDoubtModule {
             PaymentCreationResolver,
             { token: PAYFLOW_API, optional: true },
             IN_DOUBT_ORDER_REPLAYER,
+            APP_CONFIG,
           ],
           useFactory: (
             database: Database,
@@ -76,6 +80,7 @@ export class InDoubtModule {
             resolver: PaymentCreationResolver,
             payflow: PayflowApi | undefined,
             replayer: OrderReplayer,
+            config: Pick<AppConfig, 'PAYFLOW_LATE_EFFECT_WINDOW'>,
           ) =>
             new InDoubtService({
               database,
@@ -86,6 +91,7 @@ export class InDoubtModule {
               resolver,
               payflow: payflow ?? null,
               replayer,
+              lateEffectWindowMs: config.PAYFLOW_LATE_EFFECT_WINDOW,
             }),
         },
       ],

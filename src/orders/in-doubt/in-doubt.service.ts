@@ -68,6 +68,8 @@ export interface InDoubtServiceDeps {
   /** Only `--payment` asks Payflow; null when the command was not given its credentials. */
   readonly payflow: Pick<PayflowApi, 'getPaymentStatus'> | null;
   readonly replayer: OrderReplayer;
+  /** PAYFLOW_LATE_EFFECT_WINDOW: `--not-created` is refused while the request may still land. */
+  readonly lateEffectWindowMs: number;
 }
 
 function describeVerdict(verdict: VerdictRow): string {
@@ -172,7 +174,22 @@ export class InDoubtService {
     const { attempts, payments, verdicts } = this.deps;
     const creation = call.command === PAYMENT_CREATION && call.paymentId !== null;
     const verdict = await this.deps.database.transaction(async (tx) => {
-      if (!(await attempts.markNotTaken(tx, call.attemptId, NOT_CREATED_CODE))) return null;
+      const marked = await attempts.markNotTaken(
+        tx,
+        call.attemptId,
+        NOT_CREATED_CODE,
+        this.deps.lateEffectWindowMs,
+      );
+      if (marked.kind === 'window') {
+        throw new InDoubtRefusedError(
+          'IN_DOUBT.LATE_EFFECT_WINDOW',
+          `order ${call.orderId}: its request left Payflow less than PAYFLOW_LATE_EFFECT_WINDOW ago, ` +
+            `so Payflow may still apply it until ${marked.until.toISOString()}; ` +
+            'give --not-created after that; nothing changed',
+          { orderId: call.orderId, eventId: call.eventId },
+        );
+      }
+      if (marked.kind === 'not_in_doubt') return null;
       if (creation && call.paymentId !== null) await payments.reopenInDoubt(tx, call.paymentId);
       return verdicts.record(tx, {
         orderId: call.orderId,

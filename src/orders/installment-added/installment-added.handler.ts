@@ -1,10 +1,14 @@
 /** order.installment_added → POST …/installments/create; emits installment.added. */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { APP_LOGGER } from '../../common/logger.module.js';
+import type { AppLogger } from '../../common/logger.js';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../payments/statement.js';
+import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
@@ -21,7 +25,14 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
   AddState,
   Installment
 > {
-  constructor(kit: PaymentCommandKit, installments: InstallmentRepository) {
+  constructor(
+    kit: PaymentCommandKit,
+    installments: InstallmentRepository,
+    @Optional() @Inject(APP_LOGGER) logger?: AppLogger,
+    @Optional() @Inject(Registry) registry?: Registry,
+  ) {
+    // Built here over the kit's database: OrdersModule provides no UnexplainedEffects.
+    const effects = UnexplainedEffects.create(kit.database.sql, logger, registry);
     super(kit, {
       type: 'order.installment_added',
       repeatable: false,
@@ -41,6 +52,8 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
           ...options,
           currency: target.payment.currency,
         });
+        // This attempt is live, so the read is checked only for the other kind of effect.
+        await effects.check(target.payment, status, 'probe');
         const known = await installments.listForPayments(kit.database.sql, [target.payment.id]);
         return installmentAddedVerdict(
           status,

@@ -21,6 +21,9 @@
  * `resolveInDoubt` marks it created (payment.created) and the status change follows. With
  * no usable hint the rows stay pending with a clear `last_error` (see `order show`).
  *
+ * Then the snapshot is checked for installments and documents no event of the order explains
+ * (UnexplainedEffects: recorded and reported once; it never fails the rows).
+ *
  * Tracing. A payment's rows are processed in one span that continues the trace of the
  * latest webhook request carrying a `traceparent`, else the trace of the payment's creation
  * (payments.trace_headers): its Payflow GET and its status events carry that trace.
@@ -45,6 +48,7 @@ import {
   type Snapshot,
 } from '../../payments/status-sync/payment-status-sync.js';
 import type { StoredPayment } from '../../payments/status-sync/status-changes.js';
+import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';
 import { WebhookInboxRepository, type ClaimedInboxRow } from '../inbox/webhook-inbox.repository.js';
 import { contextFromHeaders, Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import { INBOX_WAKEUP, type InboxWakeup } from './inbox-wakeup.js';
@@ -99,6 +103,7 @@ export class WebhookInboxProcessor extends BackgroundWorker {
     @Inject(PaymentRepository) private readonly payments: PaymentRepository,
     @Inject(WebhookInboxRepository) private readonly inbox: WebhookInboxRepository,
     @Inject(IN_DOUBT_RESOLVER) private readonly resolver: InDoubtResolver,
+    @Inject(UnexplainedEffects) private readonly effects: UnexplainedEffects,
     @Optional() @Inject(WEBHOOK_PROCESSING_OPTIONS) options?: WebhookProcessingOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(INBOX_WAKEUP) private readonly inboxWakeup?: InboxWakeup,
@@ -267,6 +272,9 @@ export class WebhookInboxProcessor extends BackgroundWorker {
         return applied;
       });
       span.end();
+      if (result.outcome !== 'missing') {
+        await this.effects.check(payment, snapshot.status, 'webhook', span.traceId);
+      }
       return { kind: 'processed', rows: ids.length, events: result.events.length };
     } catch (error) {
       span?.end(error);

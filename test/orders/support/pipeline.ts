@@ -51,6 +51,8 @@ export function testConfig(database: TestDatabase, sandbox: SandboxHandle): AppC
     PAYFLOW_CLIENT_ID: SANDBOX_CLIENT_ID,
     PAYFLOW_CLIENT_SECRET: SANDBOX_CLIENT_SECRET,
     PAYFLOW_REQUEST_TIMEOUT: '5s',
+    // A call found not applied is sent again 10 s after its request left, not 3 minutes.
+    PAYFLOW_LATE_EFFECT_WINDOW: '10s',
     WEBHOOK_PUBLIC_BASE_URL: WEBHOOK_BASE,
   });
 }

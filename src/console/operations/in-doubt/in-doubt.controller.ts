@@ -18,6 +18,7 @@ import {
   describeLeft,
   describeProbe,
   describeSent,
+  describeWaiting,
   describeWebhooks,
   inDoubtItem,
   type InDoubtItem,
@@ -39,6 +40,14 @@ export interface InDoubtEntry {
 
 export interface InDoubtModel {
   readonly entries: readonly InDoubtEntry[];
+  /** Calls held for a late effect: read only, no verdict (they decide themselves). */
+  readonly waiting: readonly {
+    readonly item: InDoubtItem;
+    readonly sent: string;
+    readonly left: string;
+    readonly until: string;
+    readonly probe: string;
+  }[];
   readonly orderId: string;
   readonly notice: VerdictNotice | null;
 }
@@ -97,11 +106,24 @@ export class InDoubtController {
       orderId === ''
         ? await this.calls.list(this.database.sql)
         : await this.calls.ofOrder(this.database.sql, orderId);
+    const held = (await this.calls.held(this.database.sql)).filter(
+      (row) => orderId === '' || row.orderId === orderId,
+    );
     const now = new Date();
+    const waiting = held.map((row) => {
+      const item = inDoubtItem(row, now);
+      return {
+        item,
+        sent: describeSent(item),
+        left: describeLeft(item),
+        until: describeWaiting(item) ?? '',
+        probe: describeProbe(item),
+      };
+    });
     return this.kit.render<InDoubtModel>(
       'operations/in-doubt/in-doubt',
       { title: 'In doubt', section: 'in-doubt', session },
-      { entries: rows.map((row) => entryOf(inDoubtItem(row, now))), orderId, notice },
+      { entries: rows.map((row) => entryOf(inDoubtItem(row, now))), waiting, orderId, notice },
     );
   }
 }

@@ -29,6 +29,9 @@ function attempt(overrides: Partial<RecordedAttempt> = {}): RecordedAttempt {
     leaseExpired: false,
     sent: false,
     paymentId: null,
+    held: false,
+    heldSince: null,
+    windowPassed: false,
     ...overrides,
   };
 }

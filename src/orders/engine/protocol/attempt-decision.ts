@@ -18,6 +18,15 @@ export interface RecordedAttempt {
   /** Its request left (`sent_at`), so Payflow may have applied it. */
   readonly sent: boolean;
   readonly paymentId: string | null;
+  /**
+   * A read of Payflow found it not applied while its request could still land: held for
+   * the late-effect window (its lease released, so that any worker's next read decides).
+   */
+  readonly held: boolean;
+  /** When it was first held (null: never), for the time to a decision. */
+  readonly heldSince: Date | null;
+  /** Its latest request left at least PAYFLOW_LATE_EFFECT_WINDOW ago. */
+  readonly windowPassed: boolean;
 }
 
 /** The guard statement's answer about one event. */
@@ -107,6 +116,8 @@ export function decide(input: DecisionInput): Decision {
           reason = 'unsent';
           break;
         }
+        // A stopped worker's sent attempt, or one held for a late effect (its lease released):
+        // Payflow's own state decides.
         if (attempt.leaseExpired) return { kind: 'lease_expired', attemptId: attempt.id };
         return { kind: 'busy', owner: attempt.owner };
       }

@@ -22,6 +22,7 @@ import {
   transition,
   viewOf,
   type AttemptState,
+  type AfterProbe,
   type AttemptView,
   type TransitionName,
 } from './attempt-protocol.js';
@@ -31,11 +32,19 @@ const OTHER = 'worker-b';
 
 /** An attempt in `state`, by default another worker's within its lease. */
 function at(state: AttemptState, overrides: Partial<AttemptView> = {}): AttemptView {
-  return { state, owner: state === 'none' ? null : OTHER, leaseExpired: false, ...overrides };
+  return {
+    state,
+    owner: state === 'none' ? null : OTHER,
+    leaseExpired: false,
+    windowPassed: false,
+    ...overrides,
+  };
 }
 
 const mine = (state: AttemptState): AttemptView => at(state, { owner: ME });
 const expired = (state: AttemptState): AttemptView => at(state, { leaseExpired: true });
+/** Its latest request left longer than the late-effect window ago. */
+const lapsed = (view: AttemptView): AttemptView => ({ ...view, windowPassed: true });
 
 /** The guard row's attempt, by default another worker's started one within its lease. */
 function recorded(overrides: Partial<RecordedAttempt>): RecordedAttempt {
@@ -46,6 +55,9 @@ function recorded(overrides: Partial<RecordedAttempt>): RecordedAttempt {
     leaseExpired: false,
     sent: false,
     paymentId: null,
+    held: false,
+    heldSince: null,
+    windowPassed: false,
     ...overrides,
   };
 }
@@ -82,11 +94,11 @@ describe('the transitions', () => {
     );
   });
 
-  it('complete: a started or sent attempt succeeds; a settled one does not', () => {
+  it('complete: a started, sent or held attempt succeeds; a settled one does not', () => {
     check(
       'complete',
       'succeeded',
-      [mine('sent'), mine('started')],
+      [mine('sent'), mine('started'), expired('held')],
       [mine('failed'), mine('succeeded'), mine('resolved'), mine('in_doubt')],
     );
   });
@@ -105,7 +117,40 @@ describe('the transitions', () => {
       'fail',
       'failed',
       [mine('started'), mine('sent'), { ...mine('sent'), leaseExpired: true }],
-      [at('sent'), expired('sent'), mine('in_doubt'), mine('succeeded')],
+      [at('sent'), expired('sent'), mine('in_doubt'), mine('succeeded'), mine('held')],
+    );
+  });
+
+  it('fail_probed: the owner, once its request can no longer land', () => {
+    check(
+      'fail_probed',
+      'failed',
+      [lapsed(mine('sent'))],
+      [mine('sent'), lapsed(at('sent')), lapsed(mine('started')), lapsed(mine('held'))],
+    );
+  });
+
+  it('take_over_probed: a sent or held attempt whose lease ran out, once the window passed', () => {
+    check(
+      'take_over_probed',
+      'started',
+      [lapsed(expired('sent')), lapsed(expired('held'))],
+      [expired('sent'), expired('held'), lapsed(at('sent')), lapsed(expired('started'))],
+    );
+  });
+
+  it('hold: not applied while the request may still land, by its owner or once the lease ran out', () => {
+    check(
+      'hold',
+      'held',
+      [mine('sent'), expired('sent'), expired('held')],
+      [
+        at('sent'),
+        lapsed(mine('sent')),
+        lapsed(expired('held')),
+        expired('started'),
+        mine('started'),
+      ],
     );
   });
 
@@ -162,7 +207,7 @@ describe('the transitions', () => {
     check(
       'in_doubt_probed_expired',
       'in_doubt',
-      [expired('sent')],
+      [expired('sent'), expired('held')],
       [at('sent'), mine('sent'), expired('started'), expired('failed')],
     );
   });
@@ -180,7 +225,7 @@ describe('the transitions', () => {
     check(
       'complete_probed_expired',
       'succeeded',
-      [expired('sent')],
+      [expired('sent'), expired('held')],
       [at('sent'), expired('started'), expired('in_doubt')],
     );
   });
@@ -189,7 +234,7 @@ describe('the transitions', () => {
     check(
       'resolve',
       'resolved',
-      [at('in_doubt'), at('started'), at('sent')],
+      [at('in_doubt'), at('started'), at('sent'), expired('held')],
       [at('failed'), at('succeeded'), at('resolved')],
     );
   });
@@ -200,10 +245,11 @@ describe('the transitions', () => {
 
   it('refuses every move from a state outside its `from`, whoever asks', () => {
     const names = Object.keys(TRANSITIONS) as TransitionName[];
-    expect(names).toHaveLength(17);
+    expect(names).toHaveLength(20);
     for (const name of names) {
       for (const state of ATTEMPT_STATES.filter((s) => !TRANSITIONS[name].from.includes(s))) {
-        for (const view of [mine(state), expired(state), { ...mine(state), leaseExpired: true }]) {
+        const views = [mine(state), expired(state), { ...mine(state), leaseExpired: true }];
+        for (const view of [...views, ...views.map(lapsed)]) {
           expect([name, state, transition(name, view, ME)]).toEqual([name, state, null]);
         }
       }
@@ -227,16 +273,26 @@ describe('the transitions', () => {
 });
 
 describe('viewOf', () => {
-  it('reads a started attempt with sent_at as sent', () => {
+  it('reads a started attempt with sent_at as sent, and as held once held', () => {
     expect(viewOf(recorded({ sent: true }))?.state).toBe('sent');
+    expect(viewOf(recorded({ sent: true, held: true, leaseExpired: true }))?.state).toBe('held');
+    expect(viewOf(recorded({ state: 'succeeded', sent: true, held: true }))?.state).toBe(
+      'succeeded',
+    );
     expect(viewOf(recorded({}))?.state).toBe('started');
     expect(viewOf(recorded({ state: 'failed', sent: true }))?.state).toBe('failed');
   });
 
   it('no attempt is none; an unknown state or `sent` in the row is not a view', () => {
-    expect(viewOf(null)).toEqual({ state: 'none', owner: null, leaseExpired: false });
+    expect(viewOf(null)).toEqual({
+      state: 'none',
+      owner: null,
+      leaseExpired: false,
+      windowPassed: false,
+    });
     expect(viewOf(recorded({ state: 'paused' }))).toBeUndefined();
     expect(viewOf(recorded({ state: 'sent' }))).toBeUndefined();
+    expect(viewOf(recorded({ state: 'held' }))).toBeUndefined();
   });
 });
 
@@ -301,6 +357,24 @@ describe('the guard decision takes only transitions the table allows', () => {
       expect(transition(name, view, ME)).not.toBeNull();
     }
     expect(transition('take_over_unsent', view, ME)).toBeNull();
+  });
+
+  it('a held attempt is read again by any worker: its lease is released', () => {
+    const attempt = recorded({ sent: true, leaseExpired: true, held: true, owner: ME });
+    const decision = decide({
+      guard: guard(attempt),
+      workerId: ME,
+      pending: null,
+      mappingFailed: false,
+    });
+    expect(decision).toEqual({ kind: 'lease_expired', attemptId: '5' });
+    const view = viewOf(attempt);
+    if (view === undefined) throw new Error('a known state');
+    expect(transition('hold', view, OTHER)).toBe('held');
+    expect(transition('complete_probed_expired', view, OTHER)).toBe('succeeded');
+    // Never sent again while its request may still land.
+    expect(transition('take_over_probed', view, OTHER)).toBeNull();
+    expect(transition('take_over_probed', lapsed(view), OTHER)).toBe('started');
   });
 });
 
@@ -381,7 +455,7 @@ describe('afterCallFailure', () => {
 describe('afterProbe', () => {
   const callError = new PayflowTimeoutError(init('maybe'), 'body');
   const own = { kind: 'own', callError } as const;
-  const lapsed = { kind: 'expired' } as const;
+  const lapsedHold = { kind: 'expired' } as const;
   const evidence = { read: 'GET paymentStatus', shown: 'paymentStatus SENT' };
 
   it('took effect: completes, own or expired, with the result', () => {
@@ -391,26 +465,33 @@ describe('afterProbe', () => {
       transition: 'complete_probed_own',
       result: 42,
     });
-    expect(afterProbe(lapsed, found)).toEqual({
+    expect(afterProbe(lapsedHold, found)).toEqual({
       kind: 'complete',
       transition: 'complete_probed_expired',
       result: 42,
     });
   });
 
-  it('not applied: an own attempt fails (its event is retried), an expired one is taken over', () => {
+  it('not applied: held while the window runs; then an own attempt fails, an expired one is taken over', () => {
     const found = { kind: 'not_applied', evidence } as const;
-    expect(afterProbe(own, found)).toEqual({ kind: 'fail', transition: 'fail', callError });
-    expect(afterProbe(lapsed, found)).toEqual({
-      kind: 'send_again',
-      transition: 'take_over_sent',
+    expect(afterProbe(own, found)).toEqual({
+      kind: 'not_applied',
+      afterWindow: 'fail_probed',
+      withinWindow: 'hold',
+      callError,
+    });
+    expect(afterProbe(lapsedHold, found)).toEqual({
+      kind: 'not_applied',
+      afterWindow: 'take_over_probed',
+      withinWindow: 'hold',
+      callError: undefined,
     });
   });
 
   it('unreadable or undecided: in doubt; losing an expired attempt meanwhile is busy', () => {
     const unreadable = { kind: 'unreadable', evidence } as const;
     const undecided = { kind: 'undecided', evidence } as const;
-    expect(afterProbe(lapsed, unreadable)).toEqual({
+    expect(afterProbe(lapsedHold, unreadable)).toEqual({
       kind: 'in_doubt',
       transition: 'in_doubt_probed_expired',
       errorCode: LEASE_EXPIRED_CODE,
@@ -439,11 +520,19 @@ describe('afterProbe', () => {
       { kind: 'undecided', evidence },
       { kind: 'unreadable', evidence },
     ] as const;
+    const names = (step: AfterProbe<number>): { within: TransitionName; after: TransitionName } =>
+      step.kind === 'not_applied'
+        ? { within: step.withinWindow, after: step.afterWindow }
+        : { within: step.transition, after: step.transition };
     for (const verdict of found) {
-      const ownStep = afterProbe(own, verdict);
-      expect(transition(ownStep.transition, mine('sent'), ME)).not.toBeNull();
-      const lapsedStep = afterProbe(lapsed, verdict);
-      expect(transition(lapsedStep.transition, expired('sent'), ME)).not.toBeNull();
+      const ownStep = names(afterProbe(own, verdict));
+      expect(transition(ownStep.within, mine('sent'), ME)).not.toBeNull();
+      expect(transition(ownStep.after, lapsed(mine('sent')), ME)).not.toBeNull();
+      for (const view of [expired('sent'), expired('held')]) {
+        const lapsedStep = names(afterProbe(lapsedHold, verdict));
+        expect(transition(lapsedStep.within, view, ME)).not.toBeNull();
+        expect(transition(lapsedStep.after, lapsed(view), ME)).not.toBeNull();
+      }
     }
   });
 });

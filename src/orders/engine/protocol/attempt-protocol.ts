@@ -16,6 +16,14 @@
  *   lease ran out, anyone may take over an attempt that was never sent; a sent one is sent
  *   again only when its call is repeatable, else Payflow's own state is read (a probe) and
  *   decides; without a probe it is in doubt.
+ * - late effects: Payflow may apply a request some time after it arrived (a slow handler, a
+ *   gateway that gave up while the service behind it still commits). So a read of Payflow
+ *   that shows a call "not applied" is trusted only once PAYFLOW_LATE_EFFECT_WINDOW has
+ *   passed since the call's latest request left (`last_sent_at`). Until then the attempt is
+ *   `held`: nobody sends it again, its lease is released so that any worker's later read
+ *   decides (its own retry, or a replacement after a crash: the window is counted from the
+ *   recorded send mark, not from memory), the order's later events wait behind it, and a
+ *   read that finds the call applied completes it at once.
  * - in doubt: the request may have taken effect, and nothing the engine can read tells. It
  *   is never sent again; the order waits until a person or a webhook settles it (`resolved`,
  *   or `failed` when it did not take effect, which sends it again).
@@ -37,14 +45,18 @@ import type { ProbeEvidence, ProbeVerdict } from '../command-spec.js';
 import type { RecordedAttempt, RetryReason } from './attempt-decision.js';
 import { classifyCallFailure } from './payflow-failure.js';
 
-/** An attempt's state: the row's `state`, with `sent` for a started one whose request left. */
+/**
+ * An attempt's state: the row's `state`, with `sent` for a started one whose request left
+ * and `held` for a sent one waiting out the late-effect window (`held_until`).
+ */
 export type AttemptState =
-  'none' | 'started' | 'sent' | 'succeeded' | 'failed' | 'in_doubt' | 'resolved';
+  'none' | 'started' | 'sent' | 'held' | 'succeeded' | 'failed' | 'in_doubt' | 'resolved';
 
 export const ATTEMPT_STATES: readonly AttemptState[] = [
   'none',
   'started',
   'sent',
+  'held',
   'succeeded',
   'failed',
   'in_doubt',
@@ -56,15 +68,27 @@ export interface AttemptView {
   readonly state: AttemptState;
   readonly owner: string | null;
   readonly leaseExpired: boolean;
+  /** Its latest request left at least PAYFLOW_LATE_EFFECT_WINDOW ago: it can no longer land. */
+  readonly windowPassed: boolean;
 }
 
 /** The guard row's attempt as the table sees it; undefined for a state this code does not know. */
 export function viewOf(attempt: RecordedAttempt | null): AttemptView | undefined {
-  if (attempt === null) return { state: 'none', owner: null, leaseExpired: false };
-  const known = ATTEMPT_STATES.find((state) => state === attempt.state && state !== 'sent');
+  if (attempt === null) {
+    return { state: 'none', owner: null, leaseExpired: false, windowPassed: false };
+  }
+  const known = ATTEMPT_STATES.find(
+    (state) => state === attempt.state && state !== 'sent' && state !== 'held',
+  );
   if (known === undefined) return undefined;
-  const state = known === 'started' && attempt.sent ? 'sent' : known;
-  return { state, owner: attempt.owner, leaseExpired: attempt.leaseExpired };
+  let state: AttemptState = known;
+  if (known === 'started' && attempt.sent) state = attempt.held ? 'held' : 'sent';
+  return {
+    state,
+    owner: attempt.owner,
+    leaseExpired: attempt.leaseExpired,
+    windowPassed: attempt.windowPassed,
+  };
 }
 
 export type TransitionName =
@@ -78,6 +102,9 @@ export type TransitionName =
   | 'restart_own'
   | 'take_over_unsent'
   | 'take_over_sent'
+  | 'take_over_probed'
+  | 'fail_probed'
+  | 'hold'
   | 'in_doubt'
   | 'in_doubt_probed_own'
   | 'in_doubt_probed_expired'
@@ -101,6 +128,8 @@ const anyone = (): boolean => true;
 const owner = (attempt: AttemptView, worker: string): boolean => attempt.owner === worker;
 const leaseRunOut = (attempt: AttemptView): boolean => attempt.leaseExpired;
 const LIVE: readonly AttemptState[] = ['started', 'sent'];
+/** A sent attempt a read of Payflow may decide: a stopped worker's, or one held. */
+const READABLE: readonly AttemptState[] = ['sent', 'held'];
 
 /** Every move of an attempt. Any other move is refused. */
 export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
@@ -126,7 +155,7 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: (attempt, worker) => owner(attempt, worker) && !attempt.leaseExpired,
   },
   complete: {
-    from: LIVE,
+    from: [...LIVE, 'held'],
     to: 'succeeded',
     who: 'the worker whose call Payflow answered (the deadline ends inside the lease)',
     statement: 'finish',
@@ -142,9 +171,16 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
   fail: {
     from: LIVE,
     to: 'failed',
-    who: 'its owner, when the call had no effect (or a probe found it not applied)',
+    who: 'its owner, when the call had no effect',
     statement: 'markFailed',
     may: owner,
+  },
+  fail_probed: {
+    from: ['sent'],
+    to: 'failed',
+    who: 'its owner, whose probe after its own unclear call found it not applied, once the late-effect window ran out',
+    statement: 'markFailed (probed)',
+    may: (attempt, worker) => owner(attempt, worker) && attempt.windowPassed,
   },
   retry_failed: {
     from: ['failed'],
@@ -170,9 +206,24 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
   take_over_sent: {
     from: ['sent'],
     to: 'started',
-    who: 'any worker, once the lease ran out, for a repeatable call or a probe found not applied',
+    who: 'any worker, once the lease ran out, for a repeatable call',
     statement: 'takeOverProbed',
     may: leaseRunOut,
+  },
+  take_over_probed: {
+    from: READABLE,
+    to: 'started',
+    who: 'any worker, once the lease ran out, whose probe found it not applied once the late-effect window ran out',
+    statement: 'takeOverProbed (probed)',
+    may: (attempt) => attempt.leaseExpired && attempt.windowPassed,
+  },
+  hold: {
+    from: READABLE,
+    to: 'held',
+    who: 'its owner after its own unclear call, or any worker once the lease ran out, whose probe found it not applied while the late-effect window runs',
+    statement: 'holdForLateEffect',
+    may: (attempt, worker) =>
+      !attempt.windowPassed && (owner(attempt, worker) || attempt.leaseExpired),
   },
   in_doubt: {
     from: LIVE,
@@ -189,7 +240,7 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: owner,
   },
   in_doubt_probed_expired: {
-    from: ['sent'],
+    from: READABLE,
     to: 'in_doubt',
     who: 'any worker, once the lease ran out, whose probe could not tell',
     statement: 'markInDoubt (hold expired)',
@@ -203,14 +254,14 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: owner,
   },
   complete_probed_expired: {
-    from: ['sent'],
+    from: READABLE,
     to: 'succeeded',
     who: 'any worker, once the lease ran out, whose probe found it took effect',
     statement: 'claimProbed (hold expired), finish',
     may: leaseRunOut,
   },
   resolve: {
-    from: ['started', 'sent', 'in_doubt'],
+    from: ['started', 'sent', 'held', 'in_doubt'],
     to: 'resolved',
     who: "a person, or a webhook naming the payment's creation",
     statement: 'resolveForPayment',
@@ -346,10 +397,19 @@ export type AfterProbe<R> =
       readonly transition: 'complete_probed_own' | 'complete_probed_expired';
       readonly result: R;
     }
-  /** A stopped worker's call did not take effect: taken over and sent again, now. */
-  | { readonly kind: 'send_again'; readonly transition: 'take_over_sent' }
-  /** This worker's call did not take effect: failed, and the event is retried (sent again). */
-  | { readonly kind: 'fail'; readonly transition: 'fail'; readonly callError: PayflowError }
+  /**
+   * Payflow shows it not applied. Once the late-effect window ran out (the ledger's clock
+   * decides, in the statement's WHERE): a stopped worker's call is taken over and sent
+   * again now (`take_over_probed`), this worker's own is failed and its event retried,
+   * which sends it again (`fail_probed`). Within the window it is `held`: no second call,
+   * and the event waits to read Payflow again.
+   */
+  | {
+      readonly kind: 'not_applied';
+      readonly afterWindow: 'take_over_probed' | 'fail_probed';
+      readonly withinWindow: 'hold';
+      readonly callError: PayflowError | undefined;
+    }
   /** Unreadable or undecided: in doubt, as without a probe. */
   | {
       readonly kind: 'in_doubt';
@@ -375,9 +435,12 @@ export function afterProbe<R>(hold: ProbeHold, found: ProbeResult<R>): AfterProb
         result: found.result,
       };
     case 'not_applied':
-      return own
-        ? { kind: 'fail', transition: 'fail', callError: own.callError }
-        : { kind: 'send_again', transition: 'take_over_sent' };
+      return {
+        kind: 'not_applied',
+        afterWindow: own ? 'fail_probed' : 'take_over_probed',
+        withinWindow: 'hold',
+        callError: own?.callError,
+      };
     case 'unreadable':
     case 'undecided': {
       const read =
