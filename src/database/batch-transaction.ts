@@ -9,12 +9,33 @@
 import pg from 'pg';
 import { AppError } from '../common/app-error.js';
 import type { Sql } from './database.js';
-import { isConnectionError, sqlOn } from './prepared-sql.js';
+import {
+  checkOut,
+  isLostConnection,
+  type HeldConnection,
+  type PoolLike,
+} from './pooled-connection.js';
+import { sqlOn } from './prepared-sql.js';
+
+export type { PoolLike } from './pooled-connection.js';
 
 /** The whole batch failed (COMMIT or connection): nothing of the unit was stored. */
 export class TransactionBatchError extends AppError {
   readonly code = 'DATABASE.BATCH_FAILED';
   readonly transient = true;
+  /**
+   * Postgres was out of reach or the connection was lost (a restart, a failover): the
+   * event waits for the database, which comes back by itself, rather than failing. It is
+   * retried at the first back-off step without spending its attempts (within its duration
+   * budget), so that the events that waited go on within a second of Postgres being back,
+   * not after a back-off that grew through the outage.
+   */
+  override readonly waitsForOther: boolean;
+
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+    this.waitsForOther = isLostConnection(options.cause);
+  }
 }
 
 /** What a unit gets: SQL in its savepoint, and writes deferred to the end of the batch. */
@@ -48,11 +69,6 @@ type Settled =
   | { ok: true; value: unknown; deferred: readonly Deferred[]; used: boolean }
   | { ok: false; error: unknown; used: boolean };
 
-/** What the batcher needs of a pg pool (pg.Pool fits). */
-export interface PoolLike {
-  connect(): Promise<pg.PoolClient>;
-}
-
 /**
  * Runs `units` as one batch on a connection of `pool` and settles each unit's promise;
  * `onCommitted` hears, right after, how many callers' writes were committed (when any).
@@ -63,22 +79,18 @@ export async function runBatch(
   onCommitted: (callers: number) => void,
 ): Promise<void> {
   let settled: Settled[] = [];
-  let client: pg.PoolClient;
+  let held: HeldConnection;
   try {
-    client = await pool.connect();
+    // Held with a listener for its loss: a connection that dies between two statements
+    // (Postgres restarting) fails the batch instead of the process, and is not reused.
+    held = await checkOut(pool);
   } catch (error) {
     const failure = batchError(error, 'could not get a database connection');
     for (const unit of units) unit.reject(failure);
     return;
   }
+  const { client } = held;
   let broken: unknown;
-  // pg-pool listens for a checked-out client's errors no more: without this, a connection
-  // that dies between two statements would be an unhandled 'error' event.
-  let lost: Error | undefined;
-  const onError = (error: Error): void => {
-    lost ??= error;
-  };
-  client.on('error', onError);
   try {
     const outcome = await transact(client, units, false, settled);
     if (outcome === 'unit_failed') {
@@ -91,16 +103,15 @@ export async function runBatch(
     }
   } catch (error) {
     broken = error;
-    await client.query('ROLLBACK').catch(() => undefined);
+    held.failed(error);
+    await client.query('ROLLBACK').catch((failure: unknown) => held.failed(failure));
   } finally {
-    client.release(
-      lost ?? (broken instanceof Error && isConnectionError(broken) ? broken : undefined),
-    );
-    client.off('error', onError);
+    held.release();
   }
   if (broken !== undefined) {
     // A unit that failed by itself keeps its own error; the others lost their writes.
-    const error = batchError(broken, 'the batch transaction failed');
+    // A lost connection is the cause, whatever the statement in progress failed with.
+    const error = batchError(held.lost ?? broken, 'the batch transaction failed');
     units.forEach((unit, index) => {
       const result = settled[index];
       unit.reject(result !== undefined && !result.ok ? result.error : error);

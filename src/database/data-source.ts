@@ -10,6 +10,7 @@ import {
   type PostgresConnection,
 } from './connection-options.js';
 import { connectionError } from './database-connection.error.js';
+import { GuardedClient } from './pooled-connection.js';
 
 /** A table's entity class (a feature's `*.entity.ts`). */
 export type EntityClass = new () => object;
@@ -50,7 +51,10 @@ function dataSourceFor(connection: PostgresConnection, options: DatabaseOptions)
     ...(connection.password === undefined ? {} : { password: connection.password }),
     ...(connection.database === undefined ? {} : { database: connection.database }),
     ssl: connection.ssl,
-    extra: { ...connection.parameters },
+    // Every client of the pool listens for its own 'error' from birth (pooled-connection.ts):
+    // a connection that Postgres ends (57P01 at a restart) fails its statement, never the
+    // process, whoever holds it and whenever it dies.
+    extra: { ...connection.parameters, Client: GuardedClient },
     entities: [...(options.entities ?? [])],
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',

@@ -3,10 +3,20 @@
  * migrations); the hot paths write with explicit SQL, so that many events' state changes
  * can share one transaction and every statement is visible in review.
  */
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { describeError } from '../common/app-error.js';
+import { APP_LOGGER } from '../common/logger.module.js';
+import type { AppLogger } from '../common/logger.js';
 import { PgListener, type ListenHandle, type ListenSubscriber } from './pg-listener.js';
+import {
+  checkOut,
+  guardPool,
+  unavailableOr,
+  type CheckOutOptions,
+  type HeldConnection,
+} from './pooled-connection.js';
 
 export type { ListenHandle, ListenSubscriber } from './pg-listener.js';
 
@@ -40,27 +50,53 @@ export function sqlOf(client: pg.Pool | pg.PoolClient | pg.Client): Sql {
 }
 
 /**
- * A pooled client for exclusive use. pg-pool takes its own 'error' listener off a client
- * while it is checked out, so a connection that dies between two queries (Postgres
- * restarted, the session terminated) would raise an unhandled 'error' event and end the
- * process. This keeps a listener on for the whole checkout; the query in progress (or the
- * next one) fails as usual, and the broken client is discarded on release.
+ * `sql` whose failures for want of a connection (Postgres restarting, the session ended)
+ * are DatabaseUnavailableError: the failure policy waits for Postgres instead of backing
+ * off further with every try (pooled-connection.ts).
+ */
+function unavailableAware(sql: Sql): Sql {
+  return {
+    async query<R extends object>(text: string, params?: readonly unknown[]): Promise<R[]> {
+      try {
+        return await sql.query<R>(text, params);
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+    },
+    async execute(text: string, params?: readonly unknown[]): Promise<number> {
+      try {
+        return await sql.execute(text, params);
+      } catch (error) {
+        throw unavailableOr(error);
+      }
+    },
+  };
+}
+
+/**
+ * Runs `work` on a pooled client for its exclusive use (checkOut: the client's loss is
+ * heard, and a lost client is destroyed instead of going back to the pool, also when the
+ * loss showed only as the error a statement failed with). No connection to be had, or
+ * the connection lost, is a DatabaseUnavailableError.
  */
 export async function withPooledClient<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
+  options: CheckOutOptions = {},
 ): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (error: Error): void => {
-    broken ??= error;
-  };
-  client.on('error', onError);
+  let held: HeldConnection;
   try {
-    return await work(client);
+    held = await checkOut(pool, options);
+  } catch (error) {
+    throw unavailableOr(error);
+  }
+  try {
+    return await work(held.client);
+  } catch (error) {
+    held.failed(error);
+    throw unavailableOr(error);
   } finally {
-    client.release(broken);
-    client.off('error', onError);
+    held.release();
   }
 }
 
@@ -82,6 +118,9 @@ export async function openSavepoint(tx: Sql, name: string): Promise<Savepoint> {
   };
 }
 
+/** At most one warning per this interval about idle connections lost (see Database). */
+const IDLE_LOSS_LOG_INTERVAL_MS = 10_000;
+
 /** A session advisory lock: pg_try_advisory_lock(namespace, key). */
 export interface AdvisoryLock {
   readonly namespace: number;
@@ -94,13 +133,23 @@ export class Database {
   /** Autocommit: each statement is its own transaction. */
   readonly sql: Sql;
 
-  constructor(@Inject(DataSource) dataSource: DataSource) {
+  private readonly logger: AppLogger | undefined;
+  private idleLossLoggedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    @Inject(DataSource) dataSource: DataSource,
+    @Optional() @Inject(APP_LOGGER) logger?: AppLogger,
+  ) {
     const master: unknown = Reflect.get(dataSource.driver, 'master');
     if (!(master instanceof pg.Pool)) {
       throw new Error('the TypeORM data source is not initialized on a pg pool');
     }
     this.pool = master;
-    this.sql = sqlOf(master);
+    this.sql = unavailableAware(sqlOf(master));
+    this.logger = logger?.child({ component: 'database' });
+    // TypeORM listens too, but logs through its own logger, which is off: without this,
+    // connections lost while idle (every one of them at a Postgres restart) go unseen.
+    guardPool(master, (error) => this.idleConnectionLost(error));
   }
 
   /**
@@ -122,20 +171,45 @@ export class Database {
    * returns null at once without running `work`. One replica at a time does the job.
    */
   async whileHolding<T>(lock: AdvisoryLock, work: () => Promise<T>): Promise<{ value: T } | null> {
-    return withPooledClient(this.pool, async (client) => {
-      const { rows } = await client.query<{ locked: boolean }>(
-        'SELECT pg_try_advisory_lock($1, $2) AS locked',
-        [lock.namespace, lock.key],
+    const onLost = (error: Error): void => {
+      // The lock went with the session: another replica may start the same job now.
+      this.logger?.warn(
+        { lock, error: describeError(error) },
+        'lost the database session holding a job lock; the job goes on without it',
       );
-      if (rows[0]?.locked !== true) return null;
-      try {
-        return { value: await work() };
-      } finally {
-        await client
-          .query('SELECT pg_advisory_unlock($1, $2)', [lock.namespace, lock.key])
-          .catch(() => undefined);
-      }
-    });
+    };
+    return withPooledClient(
+      this.pool,
+      async (client) => {
+        const { rows } = await client.query<{ locked: boolean }>(
+          'SELECT pg_try_advisory_lock($1, $2) AS locked',
+          [lock.namespace, lock.key],
+        );
+        if (rows[0]?.locked !== true) return null;
+        try {
+          return { value: await work() };
+        } finally {
+          await client
+            .query('SELECT pg_advisory_unlock($1, $2)', [lock.namespace, lock.key])
+            .catch(() => undefined);
+        }
+      },
+      { onLost },
+    );
+  }
+
+  /**
+   * A pooled connection died while idle: logged once per burst (a restart ends every one
+   * of them at once); the pool opens new ones on demand.
+   */
+  private idleConnectionLost(error: Error): void {
+    const now = Date.now();
+    if (now - this.idleLossLoggedAt < IDLE_LOSS_LOG_INTERVAL_MS) return;
+    this.idleLossLoggedAt = now;
+    this.logger?.warn(
+      { error: describeError(error) },
+      'database connections lost while idle in the pool; new ones are opened on demand',
+    );
   }
 
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */

@@ -6,9 +6,13 @@
  *
  * The connection is a client of its own, made with the pool's connection settings, so it
  * never takes a slot of the pool the hot paths use. It is opened with the first
- * subscription and closed with the last. A connection that dies is reopened with back-off
- * (1 s doubling to 30 s); notifications sent meanwhile are lost, so after every reconnect
- * each subscriber is told (`onReconnect`) and looks for work itself.
+ * subscription and closed with the last. A connection that dies (Postgres restarted, the
+ * session terminated: an 'error' event this listener always hears) is reopened with
+ * back-off, 250 ms doubling to at most 2 s: the loops that sleep on it (the webhook
+ * processor after a failed drain, an idle relay) wake when it is back, so it must be back
+ * within a couple of seconds of Postgres, not after a back-off grown long during the
+ * outage. Notifications sent meanwhile are lost, so after every reconnect each subscriber
+ * is told (`onReconnect`) and looks for work itself.
  */
 import pg from 'pg';
 import { backoffDelay } from '../common/backoff.js';
@@ -31,6 +35,18 @@ export interface ListenHandle {
 /** Postgres channel names are identifiers; ours are plain lower-case words. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/**
+ * Reconnection back-off: a failed attempt costs one refused connection, so retrying every
+ * 2 s at most is cheap, and the listener is back at most about 2 s after Postgres is.
+ */
+export const LISTEN_RETRY = { initialMs: 250, maxMs: 2_000 } as const;
+
+/**
+ * A connection attempt that gets no answer (a host gone without a reset) is given up after
+ * this long, so that the retries go on; the pool's own setting wins when it has one.
+ */
+const CONNECT_TIMEOUT_MS = 10_000;
+
 /** The shared listener of each pool (one per process in the worker). */
 const listeners = new WeakMap<pg.Pool, PgListener>();
 
@@ -48,7 +64,7 @@ export class PgListener {
   static of(pool: pg.Pool): PgListener {
     let listener = listeners.get(pool);
     if (listener === undefined) {
-      listener = new PgListener(() => new pg.Client(pool.options));
+      listener = new PgListener(() => new pg.Client(listenerOptions(pool.options)));
       listeners.set(pool, listener);
     }
     return listener;
@@ -148,7 +164,7 @@ export class PgListener {
         this.retryTimer = null;
         if (!this.closed) void this.open();
       },
-      backoffDelay(this.failures, 1_000, 30_000),
+      backoffDelay(this.failures, LISTEN_RETRY.initialMs, LISTEN_RETRY.maxMs),
     );
     this.retryTimer.unref();
   }
@@ -165,4 +181,16 @@ export class PgListener {
     client.on('error', () => undefined);
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * The pool's connection settings for the LISTEN connection, with a connect time-out. The
+ * password is copied by name: pg-pool keeps it out of the options' enumerable properties.
+ */
+function listenerOptions(pool: pg.PoolConfig): pg.ClientConfig {
+  return {
+    ...pool,
+    password: pool.password,
+    connectionTimeoutMillis: pool.connectionTimeoutMillis ?? CONNECT_TIMEOUT_MS,
+  };
 }

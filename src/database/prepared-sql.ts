@@ -1,8 +1,7 @@
 /**
  * SQL on one checked-out connection, as the transaction batcher runs it: statements with
  * parameters become named prepared statements (each pooled connection parses and plans a
- * hot statement once), and the errors after which a connection must not go back to the
- * pool are recognized in one place.
+ * hot statement once). (Which errors lose a connection: pooled-connection.ts.)
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -43,14 +42,4 @@ function statement(text: string, params: readonly unknown[]): pg.QueryConfig {
     statementNames.set(text, name);
   }
   return { name, text, values };
-}
-
-/** Errors after which the connection must not go back to the pool. */
-export function isConnectionError(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    // Class 08: connection exception; 57P01..57P03: admin shutdown, crash, cannot connect.
-    return code.startsWith('08') || code.startsWith('57P');
-  }
-  return /Connection terminated|ECONNRESET|EPIPE|not queryable/i.test(error.message);
 }

@@ -12,6 +12,8 @@ import {
 class FakePool implements PoolLike {
   readonly log: string[][] = [];
   failCommit = false;
+  /** Postgres out of reach: connect() fails with this. */
+  connectError: Error | undefined;
   gate: Promise<void> | undefined;
   connects = 0;
   /** What each client was released with (pg-pool discards a client released with an error). */
@@ -19,6 +21,7 @@ class FakePool implements PoolLike {
 
   connect(): Promise<pg.PoolClient> {
     this.connects += 1;
+    if (this.connectError !== undefined) return Promise.reject(this.connectError);
     const statements: string[] = [];
     this.log.push(statements);
     // Like pg's clients, an EventEmitter: a dead connection emits 'error' even between
@@ -159,6 +162,10 @@ describe('TransactionBatcher', () => {
     ]);
     expect(ok.status === 'rejected' && ok.reason).toBeInstanceOf(TransactionBatchError);
     expect(ok.status === 'rejected' && (ok.reason as TransactionBatchError).transient).toBe(true);
+    // A failed COMMIT on a live connection is a failed try, not a wait for the database.
+    expect(ok.status === 'rejected' && (ok.reason as TransactionBatchError).waitsForOther).toBe(
+      false,
+    );
     expect(failed.status === 'rejected' && String(failed.reason)).toMatch(/statement failed/);
     expect(pool.log[0]?.at(-1)).toBe('ROLLBACK');
   });
@@ -173,9 +180,34 @@ describe('TransactionBatcher', () => {
     };
     const results = await Promise.allSettled([batcher.run(unit('a')), batcher.run(dies)]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    const [first] = results;
+    expect(first?.status === 'rejected' && first.reason).toBeInstanceOf(TransactionBatchError);
+    expect(
+      first?.status === 'rejected' && (first.reason as TransactionBatchError).waitsForOther,
+    ).toBe(true);
     expect(pool.released[0]).toEqual(new Error('Connection terminated unexpectedly'));
     await expect(batcher.run(unit('b'))).resolves.toBe('b');
     expect(pool.released[1]).toBeUndefined();
+  });
+
+  it('rejects every unit as waiting for the database while Postgres cannot be reached', async () => {
+    const pool = new FakePool();
+    pool.connectError = Object.assign(new Error('the database system is shutting down'), {
+      code: '57P03',
+    });
+    const batcher = new TransactionBatcher(pool);
+    const outcomes = await Promise.allSettled([batcher.run(unit('a')), batcher.run(unit('b'))]);
+    for (const outcome of outcomes) {
+      expect(outcome.status === 'rejected' && outcome.reason).toBeInstanceOf(TransactionBatchError);
+      // Retried at the first back-off step, spending no attempt (failure-policy.ts).
+      const error =
+        outcome.status === 'rejected' ? (outcome.reason as TransactionBatchError) : null;
+      expect(error?.waitsForOther).toBe(true);
+      expect(error?.transient).toBe(true);
+    }
+
+    pool.connectError = undefined;
+    await expect(batcher.run(unit('c'))).resolves.toBe('c');
   });
 
   it('splits at maxBatchSize', async () => {

@@ -42,7 +42,12 @@ import {
   type Work,
 } from './batch-transaction.js';
 import { Database } from './database.js';
-import { isConnectionError } from './prepared-sql.js';
+import {
+  checkOut,
+  isLostConnection,
+  unavailableOr,
+  type HeldConnection,
+} from './pooled-connection.js';
 
 export { TransactionBatchError, type BatchSql, type PoolLike } from './batch-transaction.js';
 
@@ -161,25 +166,24 @@ export class TransactionBatcher {
     if (this.closed) {
       throw new TransactionBatcherClosedError('the transaction batcher is closed');
     }
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    // pg-pool takes its own 'error' listener off a checked-out client: a connection that
-    // dies while it is checked out (Postgres restarting) would otherwise raise an unhandled
-    // 'error' event and end the process. The statement fails as usual instead.
-    const onError = (error: Error): void => {
-      broken ??= error;
-    };
-    client.on('error', onError);
+    // Held with a listener for its loss (checkOut): a connection that dies while checked
+    // out (Postgres restarting) fails the statement, not the process, and is not reused.
+    // Either way, no connection is a DatabaseUnavailableError (a wait for Postgres).
+    let held: HeldConnection;
     try {
-      await this.checkClient(client);
-      const result = await client.query<R>(text, [...values]);
+      held = await checkOut(this.pool);
+    } catch (error) {
+      throw unavailableOr(error);
+    }
+    try {
+      await this.checkClient(held.client);
+      const result = await held.client.query<R>(text, [...values]);
       return result.rows;
     } catch (error) {
-      if (error instanceof Error && isConnectionError(error)) broken ??= error;
-      throw error;
+      held.failed(error);
+      throw unavailableOr(error);
     } finally {
-      client.release(broken);
-      client.off('error', onError);
+      held.release();
     }
   }
 
@@ -190,7 +194,7 @@ export class TransactionBatcher {
       await client.query(`SET client_connection_check_interval = ${CLIENT_CHECK_MS}`);
     } catch (error) {
       // An older server does not know the setting; a broken connection fails the statement.
-      if (error instanceof Error && isConnectionError(error)) throw error;
+      if (isLostConnection(error)) throw error;
     }
     this.checkedClients.add(client);
   }

@@ -11,18 +11,24 @@
  */
 import { describeError } from '../common/app-error.js';
 import type { AppLogger } from '../common/logger.js';
-import { sqlOf, type PoolClient } from '../database/database.js';
+import { sqlOf } from '../database/database.js';
+import { checkOut, type HeldConnection, type PoolLike } from '../database/pooled-connection.js';
 import { OUTBOX_BUCKETS } from './outbox.repository.js';
 import type { RelayLockRepository } from './relay-locks.repository.js';
 
 export interface BucketOwnershipOptions {
   /** Where the dedicated lock connection comes from (the pg pool). */
-  readonly pool: { connect(): Promise<PoolClient> };
+  readonly pool: PoolLike;
   readonly locks: RelayLockRepository;
   /** Whether the relay runs: a stopped relay claims nothing. */
   readonly isRunning: () => boolean;
   /** `bucket` was given back (above the fair share): forget its state. */
   readonly onDisowned: (bucket: number) => void;
+  /**
+   * The lock connection was lost (Postgres restarted, the session was ended) and every
+   * bucket with it: claim them again as soon as Postgres answers.
+   */
+  readonly onLost: () => void;
   readonly logger: AppLogger;
 }
 
@@ -30,7 +36,9 @@ export class BucketOwnership {
   /** Where this replica starts looking for free buckets, so replicas spread out. */
   private readonly firstBucket = Math.floor(Math.random() * OUTBOX_BUCKETS);
   private readonly owned = new Set<number>();
-  private lockClient: PoolClient | null = null;
+  private lock: HeldConnection | null = null;
+  /** The last rebalance failed (logged once until one succeeds). */
+  private failing = false;
 
   constructor(private readonly options: BucketOwnershipOptions) {}
 
@@ -45,40 +53,46 @@ export class BucketOwnership {
 
   /**
    * Gives back buckets above the fair share and claims free ones up to it; says what
-   * changed. Never throws: a failure is logged and the lock connection dropped (its locks
-   * go with it).
+   * changed, and `failed` when it could not (Postgres away: the caller tries again soon).
+   * Never throws: a failure is logged and the lock connection dropped (its locks go with it).
    */
-  async rebalance(): Promise<{ gained: number; given: number }> {
+  async rebalance(): Promise<{ gained: number; given: number; failed: boolean }> {
     try {
-      return await this.claimFairShare();
+      const changed = await this.claimFairShare();
+      this.failing = false;
+      return { ...changed, failed: false };
     } catch (error) {
-      this.options.logger.warn({ error: describeError(error) }, 'outbox bucket rebalance failed');
+      // Retried every second while Postgres is away: one warning per outage, not one a try.
+      const fields = { error: describeError(error) };
+      if (this.failing) this.options.logger.debug(fields, 'outbox bucket rebalance failed');
+      else this.options.logger.warn(fields, 'outbox bucket rebalance failed');
+      this.failing = true;
       this.drop(error);
-      return { gained: 0, given: 0 };
+      return { gained: 0, given: 0, failed: true };
     }
   }
 
   /** Releases every bucket and the lock connection (graceful stop). */
   async release(): Promise<void> {
-    const client = this.lockClient;
-    this.lockClient = null;
+    const lock = this.lock;
+    this.lock = null;
     this.owned.clear();
-    if (!client) return;
+    if (!lock) return;
     try {
-      await this.options.locks.leave(client);
-      client.release();
+      await this.options.locks.leave(lock.client);
+      lock.release();
     } catch (error) {
-      client.release(error instanceof Error ? error : true);
+      lock.release(error instanceof Error ? error : new Error(String(error)));
     }
   }
 
   private async claimFairShare(): Promise<{ gained: number; given: number }> {
     if (!this.options.isRunning()) return { gained: 0, given: 0 };
     const { locks } = this.options;
-    const client = await this.lockConnection();
-    const sql = sqlOf(client);
+    const lock = await this.lockConnection();
+    const sql = sqlOf(lock.client);
     // A lock taken on a connection that died meanwhile is no lock: count only live ones.
-    const live = (): boolean => this.lockClient === client;
+    const live = (): boolean => this.lock === lock;
     const members = await locks.countMembers(sql);
     const fairShare = Math.ceil(OUTBOX_BUCKETS / Math.max(1, members));
 
@@ -104,32 +118,34 @@ export class BucketOwnership {
   }
 
   /** The dedicated connection that holds this replica's session locks. */
-  private async lockConnection(): Promise<PoolClient> {
-    if (this.lockClient) return this.lockClient;
-    const client = await this.options.pool.connect();
-    client.on('error', (error: Error) => {
-      if (this.lockClient !== client) return;
-      this.options.logger.warn(
-        { error: describeError(error), buckets: this.owned.size },
-        'outbox relay lost its lock connection; its buckets are free for other replicas',
-      );
-      this.drop(error);
+  private async lockConnection(): Promise<HeldConnection> {
+    if (this.lock) return this.lock;
+    const lock = await checkOut(this.options.pool, {
+      onLost: (error) => {
+        if (this.lock !== lock) return;
+        this.options.logger.warn(
+          { error: describeError(error), buckets: this.owned.size },
+          'outbox relay lost its lock connection; its buckets are free for other replicas',
+        );
+        this.drop(error);
+        this.options.onLost();
+      },
     });
     try {
-      await this.options.locks.join(client);
+      await this.options.locks.join(lock.client);
     } catch (error) {
-      client.release(error instanceof Error ? error : true);
+      lock.release(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
-    this.lockClient = client;
-    return client;
+    this.lock = lock;
+    return lock;
   }
 
   /** Forgets the lock connection (destroying it, so that Postgres frees its locks). */
   private drop(error: unknown): void {
-    const client = this.lockClient;
-    this.lockClient = null;
+    const lock = this.lock;
+    this.lock = null;
     this.owned.clear();
-    if (client) client.release(error instanceof Error ? error : true);
+    lock?.release(error instanceof Error ? error : new Error(String(error)));
   }
 }

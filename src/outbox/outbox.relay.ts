@@ -32,7 +32,8 @@
  * LISTEN connection delivers). An idle relay sleeps `idlePollMs` (30 s): its idle pass is
  * the safety net for rows nobody announced, and bucket ownership, revisited every
  * `rebalanceIntervalMs` while rows flow, is revisited with it, or at once when a relay
- * joins or leaves. While rows flow, or the LISTEN connection is down, an empty pass is
+ * joins or leaves, or when this replica's lock connection is lost (Postgres restarted:
+ * every second until it answers). While rows flow, or the LISTEN connection is down, an empty pass is
  * followed by `activePollMs` (500 ms) as before, so load sees no added latency.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
@@ -84,6 +85,15 @@ export { OUTBOX_NOTIFY_CHANNEL } from './relay-locks.repository.js';
 
 const ALL_BUCKETS: readonly number[] = Array.from({ length: OUTBOX_BUCKETS }, (_, b) => b);
 
+/** How soon a rebalance that failed (no lock connection to be had) is tried again. */
+const REBALANCE_RETRY_MS = 1_000;
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
 @Injectable()
 export class OutboxRelay implements OutboxFlusher {
   private readonly settings: RelaySettings;
@@ -101,6 +111,8 @@ export class OutboxRelay implements OutboxFlusher {
   private nextPruneAt = 0;
   private maintenance: Promise<void> | null = null;
   private listenHandle: ListenHandle | null = null;
+  /** When a rebalance that failed (Postgres away) is tried again; undefined: none failed. */
+  private rebalanceRetryAt: number | undefined;
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -134,6 +146,13 @@ export class OutboxRelay implements OutboxFlusher {
       locks: this.locks,
       isRunning,
       onDisowned: (bucket) => this.backoff.forget(bucket),
+      // Claim the buckets again at once, not at the next scheduled rebalance (an idle
+      // relay's is up to idlePollMs away); while Postgres is still away that fails and is
+      // tried again every REBALANCE_RETRY_MS.
+      onLost: () => {
+        this.schedule.askRebalance();
+        this.wakeup.wake();
+      },
       logger: this.logger,
     });
   }
@@ -302,6 +321,9 @@ export class OutboxRelay implements OutboxFlusher {
         const pass = await this.publishOwned();
         if (!this.running) break;
         if (pass.rows > 0) this.schedule.active();
+        if (this.rebalanceRetryAt !== undefined && Date.now() >= this.rebalanceRetryAt) {
+          this.schedule.askRebalance();
+        }
         if (this.schedule.takeRebalance()) {
           const changed = await this.rebalance();
           if (changed.given > 0) await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
@@ -312,7 +334,10 @@ export class OutboxRelay implements OutboxFlusher {
           await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
-        const retryAt = this.backoff.nextRetryAt(this.ownership.buckets(), Date.now());
+        const retryAt = earliest(
+          this.backoff.nextRetryAt(this.ownership.buckets(), Date.now()),
+          this.rebalanceRetryAt,
+        );
         await this.wakeup.wait(this.schedule.pauseAfter(pass.published, retryAt));
       } catch (error) {
         // Every step catches its own failures; this only keeps an unforeseen one from
@@ -326,6 +351,9 @@ export class OutboxRelay implements OutboxFlusher {
   private async rebalance(): Promise<{ gained: number; given: number }> {
     const changed = await this.ownership.rebalance();
     this.metrics.bucketsOwned?.(this.ownership.size);
+    // Postgres away (restarting): the buckets are claimed as soon as it answers again,
+    // not at the next scheduled rebalance.
+    this.rebalanceRetryAt = changed.failed ? Date.now() + REBALANCE_RETRY_MS : undefined;
     return changed;
   }
 
