@@ -15,6 +15,7 @@ import { ConsoleSearch1764057600000 } from './1764057600000-ConsoleSearch.js';
 import { OperatorActions1764061200000 } from './1764061200000-OperatorActions.js';
 import { UnexplainedEffects1764100000000 } from './1764100000000-UnexplainedEffects.js';
 import { LateEffectWindow1764103600000 } from './1764103600000-LateEffectWindow.js';
+import { DeadLetterDiscard1764107200000 } from './1764107200000-DeadLetterDiscard.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -30,4 +31,5 @@ export const MIGRATIONS = [
   OperatorActions1764061200000,
   UnexplainedEffects1764100000000,
   LateEffectWindow1764103600000,
+  DeadLetterDiscard1764107200000,
 ];

@@ -25,6 +25,7 @@ import { APP_LOGGER } from '../common/logger.module.js';
 import type { AppLogger } from '../common/logger.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DataSourceProvidedModule } from '../database/data-source-provided.module.js';
+import { DeadLetterDiscardModule } from '../dead-letters/discard/dead-letter-discard.module.js';
 import { DeadLetterReplayModule } from '../dead-letters/replay/dead-letter-replay.module.js';
 import { DeadLetterReplayService } from '../dead-letters/replay/dead-letter-replay.service.js';
 import { DEAD_LETTER_REPLAY_FLUSHER } from '../dead-letters/replay/dead-letter-replay.module.js';
@@ -106,6 +107,11 @@ class CliOutboxFlusherModule {}
 
 /** `dlq replay`: the replay of dead letters, published by the CLI's relay. */
 export const DLQ_REPLAY_FEATURE = DeadLetterReplayModule.forRoot({
+  imports: [CliOutboxFlusherModule],
+});
+
+/** `dlq discard`: the discard of a dead letter, its parked events published by the CLI's relay. */
+export const DLQ_DISCARD_FEATURE = DeadLetterDiscardModule.forRoot({
   imports: [CliOutboxFlusherModule],
 });
 

@@ -11,6 +11,7 @@ import {
 } from './cli.resources.js';
 import { CLI_RUNTIME, type CliRuntime } from './cli.runtime.js';
 import { CliContext } from './commands/cli-command.js';
+import { DlqDiscardCommand } from './commands/dlq-discard.command.js';
 import { DlqCommand, DlqReplayCommand } from './commands/dlq.command.js';
 import {
   InDoubtCommand,
@@ -53,6 +54,7 @@ export class CliModule {
         CliContext,
         DlqCommand,
         DlqReplayCommand,
+        DlqDiscardCommand,
         InDoubtCommand,
         InDoubtListCommand,
         InDoubtResolveCommand,

@@ -13,6 +13,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { OPERATOR_ACTION_ENTITIES } from '../operator/audit/operator-action.entity.js';
+import { DeadLetterListQuery } from '../operator/dead-letters/dead-letter-list.query.js';
 import { OrderTimelineQuery } from '../operator/order-timeline/order-timeline.query.js';
 import { OrderSearchQuery } from '../operator/search/order-search.query.js';
 import { AssetsController } from './assets/assets.controller.js';
@@ -83,7 +84,12 @@ export class ConsoleModule {
         SearchController,
         OrderController,
       ],
-      providers: [ConsoleHttpIntegration, OrderSearchQuery, OrderTimelineQuery],
+      providers: [
+        ConsoleHttpIntegration,
+        OrderSearchQuery,
+        OrderTimelineQuery,
+        DeadLetterListQuery,
+      ],
     };
   }
 }

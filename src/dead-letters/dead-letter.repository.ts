@@ -1,7 +1,8 @@
 /**
  * The one owner of `dead_letters`' SQL: the sink's insert, the operator's reads (`order
- * show`, `in-doubt list`: columns chosen one by one, no key or headers) and the replay's
- * reads and writes. Rows are parsed (zod). The order's block and lock are OrderRepository's.
+ * show`, `in-doubt list`: columns chosen one by one, no key or headers), the replay's and
+ * the discard's reads and writes. Rows are parsed (zod). The order's block and lock are
+ * OrderRepository's. A letter "waits" until it is replayed or discarded (WAITING).
  */
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -10,7 +11,22 @@ import { countsByHour, queryRows, type HourlyCount } from '../database/parsed-ro
 import { timestampField } from '../database/row-schemas.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import { OrderRepository } from '../orders/order.repository.js';
+import { ProcessedEventRepository } from '../orders/processed-event.repository.js';
 import type { ReplayFilter } from './replay/replay-filter.js';
+
+/** SQL: the letter `alias` still waits (neither replayed nor discarded). */
+const WAITING = (alias: string): string =>
+  `${alias}.replayed_at IS NULL AND ${alias}.discarded_at IS NULL`;
+
+/** Who discarded a letter, when and why (all null while it was not). */
+const discardFields = {
+  discardedAt: timestampField.nullable(),
+  discardedBy: z.string().nullable(),
+  discardReason: z.string().nullable(),
+  supersededBy: z.string().nullable(),
+};
+const DISCARD_COLUMNS = `d.discarded_at AS "discardedAt", d.discarded_by AS "discardedBy",
+  d.discard_reason AS "discardReason", d.superseded_by AS "supersededBy"`;
 
 const letterRow = z.object({
   id: z.string(),
@@ -24,6 +40,7 @@ const letterRow = z.object({
   offset: z.string(),
   failedAt: timestampField,
   replayedAt: timestampField.nullable(),
+  ...discardFields,
 });
 
 /** A dead letter as `order show` lists it. */
@@ -38,6 +55,30 @@ const eventLettersRow = z.object({
 
 /** What the dead letters say about one event of an order. */
 export type EventLetters = z.infer<typeof eventLettersRow>;
+
+const eventLetterRow = z.object({
+  id: z.string(),
+  orderId: z.string().nullable(),
+  organizationId: z.string().nullable(),
+  eventId: z.string().nullable(),
+  eventType: z.string().nullable(),
+  reason: z.string(),
+  replayedAt: timestampField.nullable(),
+  ...discardFields,
+  /** The value, only for a letter stored without an event id (read to find the id in it). */
+  value: z.instanceof(Buffer).nullable(),
+});
+
+/** A letter of one event, as a discard or a supersede decides on it. */
+export type EventLetter = Omit<z.infer<typeof eventLetterRow>, 'value'>;
+
+/** Who discards a letter and why. */
+export interface LetterDiscard {
+  readonly eventId: string;
+  readonly by: string;
+  readonly reason: string;
+  readonly supersededBy: string | null;
+}
 
 /** An order's event, by ids. */
 export interface OrderEventKey {
@@ -77,6 +118,7 @@ const listedRow = summaryRow.extend({
   partition: z.number(),
   offset: z.string(),
   replayedAt: timestampField.nullable(),
+  ...discardFields,
   /** Where the next page starts: `failed_at` (UTC, to the microsecond) and id. */
   cursor: z.string(),
 });
@@ -97,8 +139,8 @@ export interface DeadLetterFilter {
   readonly from?: Date;
   /** Failed before. */
   readonly to?: Date;
-  /** `waiting`: not replayed yet (the default); `replayed`; `all`. */
-  readonly state?: 'waiting' | 'replayed' | 'all';
+  /** `waiting`: neither replayed nor discarded (the default); `replayed`; `discarded`; `all`. */
+  readonly state?: 'waiting' | 'replayed' | 'discarded' | 'all';
 }
 
 /** A page position: the cursor of the last row of the page before. */
@@ -116,7 +158,8 @@ function filterSql(organizationOf: (orderId: string) => string): string {
       AND ($2::text IS NULL OR ${organizationOf('d.order_id')} = $2::text)
       AND ($3::timestamptz IS NULL OR d.failed_at >= $3::timestamptz)
       AND ($4::timestamptz IS NULL OR d.failed_at < $4::timestamptz)
-      AND ($5::text = 'all' OR ($5::text = 'waiting') = (d.replayed_at IS NULL))`;
+      AND CASE $5::text WHEN 'all' THEN true WHEN 'replayed' THEN d.replayed_at IS NOT NULL
+               WHEN 'discarded' THEN d.discarded_at IS NOT NULL ELSE ${WAITING('d')} END`;
 }
 
 function filterParams(filter: DeadLetterFilter): unknown[] {
@@ -132,11 +175,13 @@ function filterParams(filter: DeadLetterFilter): unknown[] {
 const LISTED_COLUMNS = `d.id::text AS id, d.order_id AS "orderId", d.event_id AS "eventId",
   d.event_type AS "eventType", d.reason, d.error, d.attempts, d.failed_at AS "failedAt",
   d.topic, d.partition, d."offset"::text AS "offset", d.replayed_at AS "replayedAt",
+  ${DISCARD_COLUMNS},
   to_char(d.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|' || d.id AS cursor`;
 
 @Injectable()
 export class DeadLetterRepository {
   private readonly orders = new OrderRepository();
+  private readonly processedEvents = new ProcessedEventRepository();
 
   /**
    * Inserts the dead letter; false when one with the same (topic, partition, offset) is
@@ -179,7 +224,7 @@ export class DeadLetterRepository {
       letterRow,
       `SELECT id::text AS id, event_id AS "eventId", event_type AS "eventType", reason, error,
               attempts, topic, partition, "offset"::text AS "offset", failed_at AS "failedAt",
-              replayed_at AS "replayedAt"
+              replayed_at AS "replayedAt", ${DISCARD_COLUMNS}
          FROM dead_letters d WHERE d.order_id = $1 ORDER BY d.id`,
       [orderId],
     );
@@ -195,7 +240,7 @@ export class DeadLetterRepository {
       eventLettersRow,
       `SELECT e.order_id AS "orderId", e.event_id AS "eventId",
               (SELECT count(*)::int FROM dead_letters l
-                WHERE l.order_id = e.order_id AND l.replayed_at IS NULL
+                WHERE l.order_id = e.order_id AND ${WAITING('l')}
                   AND l.event_id IS DISTINCT FROM e.event_id) AS parked,
               (SELECT l.value FROM dead_letters l
                 WHERE l.order_id = e.order_id AND l.event_id = e.event_id
@@ -216,11 +261,11 @@ export class DeadLetterRepository {
       sql,
       summaryRow,
       `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d
-        WHERE d.replayed_at IS NULL
+        WHERE ${WAITING('d')}
           AND (
             (d.order_id IS NOT NULL AND d.order_id IN (
               SELECT m.order_id FROM dead_letters m
-               WHERE m.replayed_at IS NULL AND m.order_id IS NOT NULL
+               WHERE ${WAITING('m')} AND m.order_id IS NOT NULL
                  AND ($1::text IS NULL OR m.order_id = $1::text)
                  AND ($2::text IS NULL OR m.reason = $2::text)
                  AND ($3::timestamptz IS NULL OR m.failed_at >= $3::timestamptz)))
@@ -245,7 +290,7 @@ export class DeadLetterRepository {
       replayableRow,
       // d.id, not id: the output column "id" is text, and "10" sorts before "9".
       `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
-        WHERE d.order_id = $1 AND d.replayed_at IS NULL
+        WHERE d.order_id = $1 AND ${WAITING('d')}
         ORDER BY d.id FOR UPDATE`,
       [orderId],
     );
@@ -256,8 +301,8 @@ export class DeadLetterRepository {
     return queryRows(
       tx,
       replayableRow,
-      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters
-        WHERE id = $1::bigint AND order_id IS NULL AND replayed_at IS NULL
+      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
+        WHERE d.id = $1::bigint AND d.order_id IS NULL AND ${WAITING('d')}
         FOR UPDATE`,
       [id],
     );
@@ -265,9 +310,71 @@ export class DeadLetterRepository {
 
   async markReplayed(tx: Sql, ids: readonly string[]): Promise<void> {
     await tx.execute(
-      'UPDATE dead_letters SET replayed_at = now() WHERE id = ANY($1::bigint[]) AND replayed_at IS NULL',
+      `UPDATE dead_letters d SET replayed_at = now() WHERE d.id = ANY($1::bigint[]) AND ${WAITING('d')}`,
       [ids],
     );
+  }
+
+  /**
+   * Every letter of the event, oldest first (dead_letters_event_idx), with its order's
+   * organization; `lock`: FOR UPDATE (the caller locked the order first, as the replay does).
+   * A letter stored without an event id (before the sink read ids out of unreadable
+   * envelopes) is found by the id in its value: only waiting ones, of `orderId` when given.
+   */
+  async lettersOfEvent(
+    sql: Sql,
+    eventId: string,
+    options: { readonly orderId?: string; readonly lock?: boolean } = {},
+  ): Promise<(EventLetter & { readonly value: Buffer | null })[]> {
+    return queryRows(
+      sql,
+      eventLetterRow,
+      `SELECT d.id::text AS id, d.order_id AS "orderId", d.event_id AS "eventId",
+              ${this.orders.organizationOf('d.order_id')} AS "organizationId",
+              d.event_type AS "eventType", d.reason, d.replayed_at AS "replayedAt",
+              ${DISCARD_COLUMNS}, CASE WHEN d.event_id IS NULL THEN d.value END AS value
+         FROM dead_letters d
+        WHERE d.event_id = $1
+           OR (d.event_id IS NULL AND ${WAITING('d')} AND ($2::text IS NULL OR d.order_id = $2)
+               AND position(convert_to($1, 'UTF8') IN d.value) > 0)
+        ORDER BY d.id${options.lock === true ? ' FOR UPDATE OF d' : ''}`,
+      [eventId, options.orderId ?? null],
+    );
+  }
+
+  /** Whether the event took effect (processed_events). */
+  async tookEffect(sql: Sql, eventId: string): Promise<boolean> {
+    const [row] = await queryRows(
+      sql,
+      z.object({ processed: z.boolean() }),
+      `SELECT ${this.processedEvents.processed('$1')} AS processed`,
+      [eventId],
+    );
+    return row?.processed === true;
+  }
+
+  /** Marks waiting letters discarded (and gives a letter stored without one its event id). */
+  async markDiscarded(tx: Sql, ids: readonly string[], discard: LetterDiscard): Promise<number> {
+    return tx.execute(
+      `UPDATE dead_letters d
+          SET discarded_at = now(), discarded_by = $2, discard_reason = $3, superseded_by = $4,
+              event_id = COALESCE(d.event_id, $5)
+        WHERE d.id = ANY($1::bigint[]) AND ${WAITING('d')}`,
+      [ids, discard.by, discard.reason, discard.supersededBy, discard.eventId],
+    );
+  }
+
+  /** The order's oldest letter that still waits and failed before letter `id`, if any. */
+  async waitingBefore(tx: Sql, orderId: string, id: string): Promise<DeadLetterSummary | null> {
+    const [row] = await queryRows(
+      tx,
+      summaryRow,
+      `SELECT ${SUMMARY_COLUMNS} FROM dead_letters d
+        WHERE d.order_id = $1 AND d.id < $2::bigint AND ${WAITING('d')}
+        ORDER BY d.id LIMIT 1`,
+      [orderId, id],
+    );
+    return row ?? null;
   }
 
   /**

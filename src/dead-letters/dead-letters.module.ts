@@ -3,6 +3,9 @@
  *
  *   OrderEventsTransportModule.forRoot({ imports: [DeadLettersModule] })
  *
+ * and, with it, SUPERSEDE_STEP for the orders consumer (SupersedeStepModule, global): where
+ * the dead letters are, an event may supersede one of them (CONTRACT §10).
+ *
  * Needs DataSource (DatabaseModule) and APP_CONFIG (ConfigModule), both global.
  */
 import { Module } from '@nestjs/common';
@@ -14,6 +17,7 @@ import { DeadLetterEntity } from './dead-letter.entity.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
 import { DEAD_LETTER_SINK } from '../messaging/dead-letter.port.js';
 import { PostgresDeadLetterSink } from './postgres-dead-letter.sink.js';
+import { SupersedeStepModule } from './supersede/supersede-step.module.js';
 
 export const DEAD_LETTER_ENTITIES = [DeadLetterEntity];
 
@@ -24,6 +28,7 @@ export const DEAD_LETTER_ENTITIES = [DeadLetterEntity];
     OutboxWriterModule,
     // Stateless: the sink blocks the order through the owner of the orders table's SQL.
     OrderPersistenceModule,
+    SupersedeStepModule,
   ],
   providers: [
     DeadLetterRepository,

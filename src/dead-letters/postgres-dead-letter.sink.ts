@@ -3,6 +3,9 @@
  * dead-letter message in the outbox (original key and value, CONTRACT §4 headers) and the
  * order's block. Idempotent per (topic, partition, offset): a second delivery of the same
  * dead letter finds the row and writes nothing.
+ *
+ * A message that could not be read as an event is stored with the event id its value still
+ * names (letter-identity.ts), so that it can be discarded or superseded by that id.
  */
 import { Injectable } from '@nestjs/common';
 import { TransactionBatcher } from '../database/transaction-batcher.js';
@@ -10,6 +13,7 @@ import { DEAD_LETTER, OutboxWriter } from '../outbox/outbox-writer.js';
 import { OrderRepository } from '../orders/order.repository.js';
 import { buildDeadLetterHeaders } from '../messaging/dead-letter-headers.js';
 import { DeadLetterRepository } from './dead-letter.repository.js';
+import { identityOfValue } from './letter-identity.js';
 import type {
   DeadLetter,
   DeadLetterOutcome,
@@ -27,8 +31,9 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
 
   deadLetter(letter: DeadLetter): Promise<DeadLetterOutcome> {
     const headers = buildDeadLetterHeaders(letter);
+    const stored = withIdentity(letter);
     return this.batcher.run(async (tx): Promise<DeadLetterOutcome> => {
-      if (!(await this.repository.insert(tx, letter, headers))) return 'already_stored';
+      if (!(await this.repository.insert(tx, stored, headers))) return 'already_stored';
       // Written with the other outbox rows of the batch, before its COMMIT.
       this.outbox.defer(tx, [{ type: DEAD_LETTER, letter }]);
       if (letter.orderId !== null) {
@@ -36,10 +41,19 @@ export class PostgresDeadLetterSink implements DeadLetterSink {
         await this.orders.block(
           tx,
           letter.orderId,
-          `${letter.reason}: event ${letter.eventId ?? '(unknown id)'} at ${origin.topic}/${origin.partition}/${origin.offset}`,
+          `${letter.reason}: event ${stored.eventId ?? '(unknown id)'} at ${origin.topic}/${origin.partition}/${origin.offset}`,
         );
       }
       return 'stored';
     });
   }
+}
+
+/** The letter with the event id (and type) its value names, when it could not be decoded. */
+function withIdentity(letter: DeadLetter): DeadLetter {
+  if (letter.eventId !== null) return letter;
+  const identity = identityOfValue(letter.message.value);
+  return identity === null
+    ? letter
+    : { ...letter, eventId: identity.eventId, eventType: identity.eventType };
 }

@@ -40,3 +40,28 @@ describe('NUL (U+0000) in an order event, which Postgres text cannot store', () 
     ).toBeUndefined();
   });
 });
+
+describe('supersedes: the event an ERP event replaces', () => {
+  const withSupersedes = (supersedes: string): string =>
+    envelopeText('SO-1', '"x"').replace(
+      '"data":',
+      `"supersedes":${JSON.stringify(supersedes)},"data":`,
+    );
+
+  it('is an optional event id, kept on the envelope', () => {
+    expect(parseOrderEnvelope(value(envelopeText('SO-1', '"x"')), null).supersedes).toBeUndefined();
+    expect(
+      parseOrderEnvelope(value(withSupersedes('6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90')), null)
+        .supersedes,
+    ).toBe('6f1c2a4e-1b7d-4a8e-9c1e-0b5d1f7e2a90');
+  });
+
+  it('refuses one that is no UUID, or names the event itself', () => {
+    expect(() => parseOrderEnvelope(value(withSupersedes('SO-0')), null)).toThrow(
+      /invalid envelope: supersedes: must be a UUID/,
+    );
+    expect(() =>
+      parseOrderEnvelope(value(withSupersedes('0b6f1d52-3c0e-4d0c-9f6b-4f1a3c1d2e3f')), null),
+    ).toThrow(/supersedes: must name another event than eventId/);
+  });
+});

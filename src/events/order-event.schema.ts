@@ -232,6 +232,19 @@ export const envelopeSchema = z.object({
     })
     .nullish(),
   orderId: z.string().trim().min(1).max(ORDER_ID_MAX_LENGTH),
+  // CONTRACT §10: a correction that takes the place of an earlier event of the same order,
+  // one that can never take effect (dead-lettered invalid_event, mapping_failed or
+  // rejected_by_payflow). Checked against the dead letters before the handler runs.
+  supersedes: z
+    .string()
+    .uuid({ message: 'must be a UUID (the eventId of the event this one replaces)' })
+    .optional()
+    .describe(
+      'the eventId of an earlier event of the same order, dead-lettered invalid_event, ' +
+        'mapping_failed or rejected_by_payflow, that this event replaces: it takes effect in ' +
+        'its place, the replaced one is discarded (event.discarded) and the events parked ' +
+        'behind it follow. Otherwise this event is dead-lettered supersede_refused',
+    ),
   data: z.record(z.string(), z.unknown()),
 });
 
@@ -279,6 +292,14 @@ export function parseOrderEnvelope(value: Buffer | null, key: Buffer | null): Pa
   const envelope = nulFree ? { ...result.data, nulFree } : result.data;
   const nul = nulFree ? undefined : pathOfNul({ ...envelope, data: null }, []);
   if (nul !== undefined) throw new InvalidEventError(`invalid envelope: ${nul}: ${NUL_MESSAGE}`);
+  if (envelope.supersedes === envelope.eventId) {
+    throw new InvalidEventError(
+      'invalid envelope: supersedes: must name another event than eventId',
+      {
+        metadata: { eventId: envelope.eventId },
+      },
+    );
+  }
   if (!isOrderEventType(envelope.type)) {
     throw new InvalidEventError(`unknown event type "${envelope.type.slice(0, 100)}"`, {
       metadata: { eventId: envelope.eventId },

@@ -8,6 +8,7 @@ import type { UnstampedEvent } from './event-message.js';
 import {
   documentAttachedSchema,
   documentRemovedSchema,
+  eventDiscardedSchema,
   installmentAddedSchema,
   installmentChangedSchema,
   installmentRemovedSchema,
@@ -80,6 +81,7 @@ export const OUTBOUND_EVENTS = {
   'installment.changed': status(installmentChangedSchema),
   'installment.removed': status(installmentRemovedSchema),
   'receipt.printed': status(receiptPrintedSchema),
+  'event.discarded': status(eventDiscardedSchema),
   'settlement.line': spec(
     'settlements',
     settlementLineSchema,

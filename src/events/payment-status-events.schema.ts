@@ -1,7 +1,7 @@
 /**
  * The events of the payment status topic (CONTRACT §3), one schema each, describing exactly
- * what the handlers, the status sync and the webhook processor write today. Every command
- * outcome carries `sourceEventId`, the ERP event it answers.
+ * what the handlers, the status sync, the webhook processor and a discard (event.discarded)
+ * write today. Every command outcome carries `sourceEventId`, the ERP event it answers.
  */
 import { z } from 'zod';
 import {
@@ -235,3 +235,28 @@ export const receiptPrintedSchema = statusEventSchema(
     status: z.string().describe("Payflow's answer"),
   }),
 );
+
+const eventDiscardedDescription =
+  'An ERP order event will never take effect: its dead letter was discarded, by a person ' +
+  '(dlq discard, the console) or because a later event of the order superseded it.';
+
+/** Not about a payment: `paymentId` is null (the order may have one all the same). */
+export const eventDiscardedSchema = statusEventSchema(
+  'event.discarded',
+  eventDiscardedDescription,
+  z.strictObject({
+    eventId: z.uuid().describe('eventId of the ERP event that will never take effect'),
+    eventType: z.string().nullable().describe('its type, null when it could not be read'),
+    reason: z.string().min(1).describe('why, in the words of whoever discarded it'),
+    discardedBy: z
+      .string()
+      .min(1)
+      .describe('who: the person (dlq discard --by, the console), or "erp" for a supersede'),
+    supersededBy: z
+      .uuid()
+      .nullable()
+      .describe('eventId of the ERP event that took its place (its supersedes), or null'),
+  }),
+)
+  .extend({ paymentId: z.null().describe('null: the event is about an ERP event, not a payment') })
+  .meta({ title: 'event.discarded', description: eventDiscardedDescription });

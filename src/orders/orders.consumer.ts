@@ -8,8 +8,12 @@
  * event's `traceparent` header, or starts a new trace when it has none or a malformed one
  * (never an error). The span travels with the command (OrderCommand.trace), by hand: no
  * global context manager (see src/tracing/tracing.ts).
+ *
+ * An event whose envelope `supersedes` an earlier one (CONTRACT §10) first passes the
+ * SupersedeStep (src/orders/supersede/supersede.port.ts), once its data is valid and
+ * before its handler: it takes the replaced event's place, or is refused.
  */
-import { Controller, Optional } from '@nestjs/common';
+import { Controller, Inject, Optional } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { InvalidEventError } from '../common/dead-letter.errors.js';
 import { OrderEventContext } from './order-event.context.js';
@@ -41,6 +45,11 @@ import { PaymentResendRequestedCommand } from './payment-resend-requested/paymen
 import { PaymentResendRequestedHandler } from './payment-resend-requested/payment-resend-requested.handler.js';
 import { RefundRequestedCommand } from './refund-requested/refund-requested.command.js';
 import { RefundRequestedHandler } from './refund-requested/refund-requested.handler.js';
+import {
+  NO_SUPERSEDE_STEP,
+  SUPERSEDE_STEP,
+  type SupersedeStep,
+} from './supersede/supersede.port.js';
 import { TerminalReceiptRequestedCommand } from './terminal-receipt-requested/terminal-receipt-requested.command.js';
 import { TerminalReceiptRequestedHandler } from './terminal-receipt-requested/terminal-receipt-requested.handler.js';
 
@@ -73,6 +82,10 @@ export class OrdersConsumer {
     private readonly documentRemoved: DocumentRemovedHandler,
     private readonly receiptRequested: TerminalReceiptRequestedHandler,
     @Optional() private readonly tracing: Tracing = Tracing.off(),
+    // Provided where the dead letters are (DeadLettersModule); elsewhere supersedes refuse.
+    @Optional()
+    @Inject(SUPERSEDE_STEP)
+    private readonly supersede: SupersedeStep = NO_SUPERSEDE_STEP,
   ) {}
 
   @EventPattern<OrderEventType>('order.payment_requested')
@@ -221,7 +234,20 @@ export class OrdersConsumer {
         : CONSUMER_SPAN,
     );
     try {
-      const outcome = await execute(eventOf(type, envelope), sourceOf(message), attempt, span);
+      const event = eventOf(type, envelope);
+      if (envelope.supersedes !== undefined) {
+        // Before the handler: the replaced event's dead letter blocks the order, so the
+        // engine would park this one behind it. Idempotent, so a redelivery passes again.
+        await this.supersede.prepare({
+          eventId: event.eventId,
+          type,
+          orderId: event.orderId,
+          organizationId: event.organizationId,
+          supersedes: envelope.supersedes,
+          trace: span.headers(),
+        });
+      }
+      const outcome = await execute(event, sourceOf(message), attempt, span);
       span.end();
       return outcome;
     } catch (error) {

@@ -133,6 +133,8 @@ describe('the console’s operations pages in a browser', () => {
       CONSOLE_TOKEN: TOKEN,
       // Generous: on a loaded machine a slow answer must not put a call in doubt by itself.
       PAYFLOW_REQUEST_TIMEOUT: '20s',
+      // At least twice the time-out, as the worker demands.
+      PAYFLOW_LATE_EFFECT_WINDOW: '40s',
     });
     [worker, status, browser] = await Promise.all([
       pipeline.startWorker({ transport: { retry: { baseDelayMs: 50, maxDelayMs: 200 } } }),

@@ -14,6 +14,7 @@ import {
 import { sanitizeText } from '../../operator/shared/sanitize-text.js';
 import { DLQ_REPLAY_FEATURE } from '../cli.features.js';
 import { CliCommand, usage } from './cli-command.js';
+import { DlqDiscardCommand } from './dlq-discard.command.js';
 import { createReplayProgress } from './replay-progress.js';
 
 interface ReplayOptions {
@@ -91,7 +92,7 @@ export class DlqReplayCommand extends CliCommand {
 @Command({
   name: 'dlq',
   description: 'dead letters of the order topic',
-  subCommands: [DlqReplayCommand],
+  subCommands: [DlqReplayCommand, DlqDiscardCommand],
 })
 export class DlqCommand extends CliCommand {
   run(args: string[]): Promise<void> {

@@ -2,7 +2,7 @@
  * The console's operations pages (issue 22): dead letters (list, message, replay with its
  * progress), calls in doubt (the two verdicts), settlement nights (pull again, forget) and
  * the overview. One rule, two doors: the actions call the services the CLI's `dlq replay`,
- * `in-doubt resolve`, `settlements pull` and `settlements forget` call, built by the same
+ * `in-doubt resolve`, `dlq discard`, `settlements pull` and `settlements forget` call, built by the same
  * feature modules; the pages read through src/operator. ConsoleModule imports this module
  * when the console is on; every page is a `@ConsolePage()` (management port, session,
  * CSRF on every POST) and every action is recorded by ConsoleAudit.
@@ -16,6 +16,7 @@ import {
   DEAD_LETTER_REPLAY_FLUSHER,
   DeadLetterReplayModule,
 } from '../../dead-letters/replay/dead-letter-replay.module.js';
+import { DeadLetterDiscardModule } from '../../dead-letters/discard/dead-letter-discard.module.js';
 import { DeadLetterReplayService } from '../../dead-letters/replay/dead-letter-replay.service.js';
 import { OperatorReadsModule } from '../../operator/operator-reads.module.js';
 import { DeadLetterListQuery } from '../../operator/dead-letters/dead-letter-list.query.js';
@@ -26,6 +27,7 @@ import { IN_DOUBT_ORDER_REPLAYER, InDoubtModule } from '../../orders/in-doubt/in
 import type { OrderReplayer } from '../../orders/in-doubt/in-doubt.service.js';
 import { OutboxRelay } from '../../outbox/outbox.relay.js';
 import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
+import { ConsoleDiscards } from './dead-letters/console-discards.js';
 import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
 import { ConsoleVerdicts } from './in-doubt/console-verdicts.js';
@@ -88,6 +90,8 @@ export class ConsoleOperationsModule {
       imports: [
         relay,
         replay,
+        // A discard republishes the parked events as a replay does, through the same relay.
+        DeadLetterDiscardModule.forRoot({ imports: [relay] }),
         OperatorReadsModule,
         InDoubtModule.forRoot({
           imports: [OperatorReadsModule, ConsoleOrderReplayerModule.forRoot(replay)],
@@ -106,6 +110,7 @@ export class ConsoleOperationsModule {
         OverviewSampler,
         OverviewQuery,
         ConsoleReplays,
+        ConsoleDiscards,
         ConsoleVerdicts,
         ConsoleNightActions,
       ],

@@ -1,13 +1,16 @@
 /**
  * `GET /console/orders/{orderId}`: the order's whole story (OrderTimelineQuery), newest
  * last, with its payments, a text to copy into a ticket, and what can be done (replay its
- * dead letters, resolve its call in doubt: the forms post to those pages' actions).
+ * dead letters, discard one that will never take effect, resolve its call in doubt: the
+ * forms post to those pages' actions).
  * `POST /console/orders/{orderId}/contact` shows the customer's e-mail and phone in clear,
  * once, and records that it was asked for.
  */
 import { Controller, Get, Inject, NotFoundException, Param, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Database } from '../../database/database.js';
+import { DeadLetterListQuery } from '../../operator/dead-letters/dead-letter-list.query.js';
+import type { DeadLetterView } from '../../operator/dead-letters/dead-letter.view.js';
 import {
   CustomerContactQuery,
   masked,
@@ -29,8 +32,10 @@ export interface OrderModel {
   readonly ticket: string;
   readonly contact: CustomerContact | null;
   readonly contactRevealed: boolean;
-  /** Dead letters of the order not replayed yet (a replay would unblock it). */
+  /** Dead letters of the order neither replayed nor discarded (a replay would unblock it). */
   readonly waitingLetters: number;
+  /** Those letters, oldest first, each with whether it may be discarded. */
+  readonly letters: readonly DeadLetterView[];
   readonly inDoubtCalls: number;
 }
 
@@ -41,6 +46,7 @@ export class OrderController {
 
   constructor(
     @Inject(OrderTimelineQuery) private readonly timelines: OrderTimelineQuery,
+    @Inject(DeadLetterListQuery) private readonly deadLetters: DeadLetterListQuery,
     @Inject(Database) private readonly database: Database,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
@@ -68,9 +74,8 @@ export class OrderController {
       // Read again: the page shows the asking it just recorded.
       timeline = (await this.timelines.timeline(orderId)) ?? timeline;
     }
-    const waitingLetters = timeline.entries.filter(
-      (entry) => entry.kind === 'dead_letter' && entry.tone === 'bad',
-    ).length;
+    // From the letters themselves: the timeline does not tell a discarded letter apart.
+    const letters = await this.deadLetters.waitingOfOrder(orderId);
     const inDoubtCalls = timeline.entries.filter(
       (entry) => entry.kind === 'payflow_call' && entry.outcome.startsWith('in_doubt'),
     ).length;
@@ -84,7 +89,8 @@ export class OrderController {
         ticket: timelineText(timeline),
         contact: contact === null ? null : revealed ? contact : masked(contact),
         contactRevealed: revealed,
-        waitingLetters,
+        waitingLetters: letters.length,
+        letters,
         inDoubtCalls,
       },
     );

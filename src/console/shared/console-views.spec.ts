@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KIND_LABELS, timelineText } from '../../operator/order-timeline/order-timeline.view.js';
 import type { OrderTimeline } from '../../operator/order-timeline/order-timeline.view.js';
+import type { DeadLetterView } from '../../operator/dead-letters/dead-letter.view.js';
 import type { OrderModel } from '../order/order.controller.js';
 import type { LoginModel } from '../sign-in/sign-in.controller.js';
 import { safeNext } from './console-request.js';
@@ -52,6 +53,29 @@ const timeline: OrderTimeline = {
   ],
 };
 
+function aLetter(fields: Partial<DeadLetterView>): DeadLetterView {
+  return {
+    id: '1',
+    eventId: 'e-1',
+    eventType: 'order.payment_requested',
+    reason: 'invalid_event',
+    error: 'invalid order.payment_requested: data.currency: required',
+    attempts: 1,
+    origin: 'erp.orders.v1/0@1',
+    failedAt: '2026-11-27T03:00:00.000Z',
+    replayed: false,
+    replayedAt: null,
+    discarded: false,
+    discardedAt: null,
+    discardedBy: null,
+    discardReason: null,
+    supersededBy: null,
+    waiting: true,
+    discardable: true,
+    ...fields,
+  };
+}
+
 describe('ConsoleViews', () => {
   const views = new ConsoleViews();
 
@@ -65,7 +89,11 @@ describe('ConsoleViews', () => {
         ticket: timelineText(timeline),
         contact: { email: 'k•••@example.com', phone: null, fromEventId: 'e-2' },
         contactRevealed: false,
-        waitingLetters: 1,
+        waitingLetters: 2,
+        letters: [
+          aLetter({ id: '7', eventId: 'e-7', reason: 'rejected_by_payflow' }),
+          aLetter({ id: '8', eventId: 'e-8', reason: 'in_doubt', discardable: false }),
+        ],
         inDoubtCalls: 0,
       },
     );
@@ -79,6 +107,9 @@ describe('ConsoleViews', () => {
     expect(html).toContain('0af7651916cd43dd8448eb211c80319c');
     expect(html).toContain('name="_csrf" value="csrf-1"');
     expect(html).toContain('action="/console/dead-letters/replay"');
+    // A letter that waits may be discarded, one in doubt not (it takes a verdict).
+    expect(html).toContain('action="/console/dead-letters/e-7/discard"');
+    expect(html).not.toContain('action="/console/dead-letters/e-8/discard"');
     expect(html.indexOf('order.payment_requested')).toBeLessThan(
       html.indexOf('order.installment_added dead-lettered'),
     );

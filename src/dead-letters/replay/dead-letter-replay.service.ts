@@ -9,7 +9,8 @@
  *
  * Crash safety. For each order one transaction (1) locks the order and its unreplayed
  * letters, (2) writes their messages into the outbox, (3) marks them replayed and (4)
- * unblocks the order. The outbox relay then publishes them (this command flushes the
+ * unblocks the order (OrderRequeue, which a discard shares). The outbox relay then
+ * publishes them (this command flushes the
  * order's outbox bucket right away; the worker's relays would otherwise). So:
  * - a dead letter is never lost: it is marked replayed only together with a committed
  *   outbox row, which the relay publishes at least once;
@@ -21,8 +22,6 @@
  * replayed event must find its order unblocked, or it would be dead-lettered again.
  */
 import type { Database } from '../../database/database.js';
-import { DLQ_HEADER_PREFIX } from '../../messaging/dead-letter-headers.js';
-import type { OutboundMessage } from '../../messaging/messaging.ports.js';
 import type { OutboxFlusher } from '../../outbox/relay.options.js';
 import { outboxBucket, type OutboxRepository } from '../../outbox/outbox.repository.js';
 import type {
@@ -31,6 +30,7 @@ import type {
   ReplayableDeadLetter,
 } from '../dead-letter.repository.js';
 import { OrderRepository } from '../../orders/order.repository.js';
+import { OrderRequeue } from './order-requeue.js';
 import type { ReplayFilter } from './replay-filter.js';
 
 /** The letters replayed together: one order's, or a single key-less one. */
@@ -90,16 +90,18 @@ export class ReplayNotPublishedError extends Error {
 
 export class DeadLetterReplayService {
   private readonly flushTimeoutMs: number;
+  private readonly requeue: OrderRequeue;
 
   constructor(
     private readonly database: Database,
     private readonly letters: DeadLetterRepository,
-    private readonly outbox: OutboxRepository,
+    outbox: OutboxRepository,
     private readonly flusher: OutboxFlusher,
-    private readonly options: DeadLetterReplayOptions,
+    options: DeadLetterReplayOptions,
     private readonly orders: OrderRepository = new OrderRepository(),
   ) {
     this.flushTimeoutMs = options.flushTimeoutMs ?? 30_000;
+    this.requeue = new OrderRequeue(letters, outbox, orders, options.topic);
   }
 
   /** What a replay with this filter would do now. Changes nothing. */
@@ -147,23 +149,11 @@ export class DeadLetterReplayService {
 
   /** One group: commit it to the outbox, then publish its bucket now. */
   private async replayGroup(group: ReplayGroup): Promise<ReplayableDeadLetter[]> {
+    const { orderId } = group;
     const letters = await this.database.transaction(async (tx) => {
-      if (group.orderId !== null) await this.orders.lock(tx, group.orderId);
-      const locked =
-        group.orderId === null
-          ? await this.letters.lockLetter(tx, group.letters[0]?.id ?? '0')
-          : await this.letters.lockOrderLetters(tx, group.orderId);
-      if (locked.length === 0) return locked;
-      await this.outbox.add(
-        tx,
-        locked.map((letter) => this.toMessage(letter)),
-      );
-      await this.letters.markReplayed(
-        tx,
-        locked.map((letter) => letter.id),
-      );
-      if (group.orderId !== null) await this.orders.unblock(tx, group.orderId);
-      return locked;
+      if (orderId === null) return this.requeue.keyless(tx, group.letters[0]?.id ?? '0');
+      await this.orders.lock(tx, orderId);
+      return this.requeue.order(tx, orderId);
     });
     if (letters.length === 0) return letters;
 
@@ -180,23 +170,6 @@ export class DeadLetterReplayService {
       );
     }
     return letters;
-  }
-
-  private toMessage(letter: ReplayableDeadLetter): OutboundMessage {
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(letter.headers)) {
-      // The stored headers are the dead-letter message's: the original ones plus x-dlq-*.
-      if (name.toLowerCase().startsWith(DLQ_HEADER_PREFIX) || value === null || value === undefined)
-        continue;
-      headers[name] = typeof value === 'string' ? value : JSON.stringify(value);
-    }
-    return {
-      topic: this.options.topic,
-      key: letter.key,
-      // A dead letter without a value (a tombstone) goes back as an empty value.
-      value: letter.value ?? Buffer.alloc(0),
-      headers,
-    };
   }
 }
 

@@ -10,6 +10,7 @@ import { timestampField } from '../../database/row-schemas.js';
 export const OPERATOR_ACTIONS = [
   'replay',
   'verdict',
+  'discard',
   'pull',
   'forget',
   'reveal_contact',

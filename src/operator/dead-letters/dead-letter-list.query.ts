@@ -89,7 +89,7 @@ export function parseDeadLetterFilter(field: (name: string) => string): ParsedDe
     organizationId?: string;
     from?: Date;
     to?: Date;
-    state?: 'waiting' | 'replayed' | 'all';
+    state?: 'waiting' | 'replayed' | 'discarded' | 'all';
   } = {};
   const reason = field('reason').trim();
   if (reason !== '') {
@@ -110,7 +110,8 @@ export function parseDeadLetterFilter(field: (name: string) => string): ParsedDe
     else filter[name] = time;
   }
   const state = field('state').trim();
-  if (state === 'replayed' || state === 'all' || state === 'waiting') filter.state = state;
+  if (state === 'replayed' || state === 'discarded' || state === 'all' || state === 'waiting')
+    filter.state = state;
   else if (state !== '') problems.push('state');
   return { filter, problems };
 }
@@ -264,6 +265,12 @@ export class DeadLetterListQuery {
       hasContact: contact,
       contactRevealed: revealContact && contact,
     };
+  }
+
+  /** The order's letters that wait (neither replayed nor discarded), oldest first. */
+  async waitingOfOrder(orderId: string): Promise<DeadLetterView[]> {
+    const rows = await this.letters.listForOrder(this.database.sql, orderId);
+    return rows.map(deadLetterView).filter((letter) => letter.waiting);
   }
 
   /**

@@ -19,10 +19,23 @@ export interface DeadLetterView {
   readonly failedAt: string;
   readonly replayed: boolean;
   readonly replayedAt: string | null;
+  /** Discarded (`dlq discard`, or superseded): it never takes effect, and is never replayed. */
+  readonly discarded: boolean;
+  readonly discardedAt: string | null;
+  readonly discardedBy: string | null;
+  /** Why, one line, secrets masked. */
+  readonly discardReason: string | null;
+  /** The eventId of the ERP event that took its place, for a supersede. */
+  readonly supersededBy: string | null;
+  /** Neither replayed nor discarded: it holds its order back. */
+  readonly waiting: boolean;
+  /** A person may discard it now: it waits, names its event, and is not in doubt. */
+  readonly discardable: boolean;
 }
 
 /** A letter as `order show` or the console's list read it (both rows have these columns). */
 export function deadLetterView(row: DeadLetterOverview): DeadLetterView {
+  const waiting = row.replayedAt === null && row.discardedAt === null;
   return {
     id: row.id,
     eventId: row.eventId,
@@ -34,5 +47,12 @@ export function deadLetterView(row: DeadLetterOverview): DeadLetterView {
     failedAt: row.failedAt.toISOString(),
     replayed: row.replayedAt !== null,
     replayedAt: row.replayedAt?.toISOString() ?? null,
+    discarded: row.discardedAt !== null,
+    discardedAt: row.discardedAt?.toISOString() ?? null,
+    discardedBy: row.discardedBy === null ? null : sanitizeText(row.discardedBy),
+    discardReason: row.discardReason === null ? null : sanitizeText(row.discardReason),
+    supersededBy: row.supersededBy,
+    waiting,
+    discardable: waiting && row.eventId !== null && row.reason !== 'in_doubt',
   };
 }

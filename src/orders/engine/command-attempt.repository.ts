@@ -256,6 +256,32 @@ export class CommandAttemptRepository {
     );
   }
 
+  /**
+   * `discard`: the event will never take effect (its dead letter was discarded by a person
+   * or superseded by a later ERP event). Recorded in the ledger, so that a delivery of the
+   * event that Kafka still makes (its offset was not committed) is a no-op for the guard.
+   * Only an event with no attempt, or a failed one (it had no effect). Static, like the
+   * operator's reads: the discard writes it in its own transaction. False when refused.
+   */
+  static async discard(
+    sql: Sql,
+    event: { readonly eventId: string; readonly orderId: string; readonly command: string },
+  ): Promise<boolean> {
+    const rows = await sql.query(
+      `INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
+                                     finished_at, error_code)
+       VALUES ($1::uuid, $2, $3, 'discarded', 'operator', clock_timestamp(), clock_timestamp(),
+               'DEAD_LETTER.DISCARDED')
+       ON CONFLICT (event_id) DO UPDATE
+          SET state = 'discarded', finished_at = EXCLUDED.finished_at,
+              error_code = EXCLUDED.error_code
+        WHERE command_attempts.state IN ('failed', 'discarded')
+       RETURNING id::text AS id`,
+      [event.eventId, event.orderId, event.command],
+    );
+    return rows.length > 0;
+  }
+
   /** The order's attempts that a probe decided (or found unreadable), oldest first. */
   static listProbed(sql: Sql, orderId: string): Promise<ClosedAttempt[]> {
     return queryRows(

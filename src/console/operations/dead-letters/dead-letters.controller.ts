@@ -7,11 +7,16 @@
  * `POST /console/dead-letters/replay` (form: `orderId`, or the filters): the replay of
  * `dlq replay` (ConsoleReplays: the same service and rules). It runs in the background;
  * `GET /console/dead-letters/replays/{id}` shows its progress. Recorded per order replayed.
+ *
+ * `POST /console/dead-letters/{eventId}/discard` (form: `reason`): the discard of `dlq
+ * discard` (ConsoleDiscards: the same service and rules), answered with the list and what
+ * the discard did or why it was refused. Recorded, done or refused.
  */
 import {
   BadRequestException,
   Controller,
   Get,
+  HttpCode,
   Inject,
   NotFoundException,
   Param,
@@ -31,6 +36,7 @@ import { CONSOLE_PREFIX } from '../../console.options.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../../shared/console-page-kit.js';
 import { formField, queryParam } from '../../shared/console-request.js';
+import { ConsoleDiscards, type DiscardNotice } from './console-discards.js';
 import { ConsoleReplays, type ReplaySelection } from './console-replays.js';
 import type { ReplayJobView } from './replay-jobs.js';
 
@@ -43,6 +49,8 @@ export interface DeadLettersModel {
   readonly query: string;
   /** What a replay of the filter would take now (null when the filter has problems). */
   readonly replay: { readonly orders: number; readonly messages: number | null } | null;
+  /** What the discard just asked for did (null on a plain GET). */
+  readonly notice: DiscardNotice | null;
 }
 
 export interface DeadLetterModel {
@@ -59,12 +67,30 @@ export class DeadLettersController {
   constructor(
     @Inject(DeadLetterListQuery) private readonly letters: DeadLetterListQuery,
     @Inject(ConsoleReplays) private readonly replays: ConsoleReplays,
+    @Inject(ConsoleDiscards) private readonly discards: ConsoleDiscards,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
   ) {}
 
   @Get()
   @HtmlPage()
   async list(@Req() request: FastifyRequest): Promise<string> {
+    return this.renderList(request, null);
+  }
+
+  @Post(':eventId/discard')
+  @HtmlPage()
+  // The answer is the list with what the discard did: a page, not a created resource.
+  @HttpCode(200)
+  async discard(
+    @Req() request: FastifyRequest,
+    @Param('eventId') eventId: string,
+  ): Promise<string> {
+    const session = this.kit.session(request);
+    const notice = await this.discards.discard(session, eventId, formField(request.body, 'reason'));
+    return this.renderList(request, notice);
+  }
+
+  private async renderList(request: FastifyRequest, notice: DiscardNotice | null): Promise<string> {
     const session = this.kit.session(request);
     const field = (name: string): string => queryParam(request, name);
     const form = {
@@ -93,6 +119,7 @@ export class DeadLettersController {
         page,
         query,
         replay: problems.length > 0 ? null : await this.replays.preview(filter),
+        notice,
       },
     );
   }

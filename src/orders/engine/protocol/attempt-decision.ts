@@ -10,7 +10,7 @@
 /** An attempt recorded for the event (command_attempts). */
 export interface RecordedAttempt {
   readonly id: string;
-  /** started, succeeded, failed, in_doubt or resolved (anything else is refused). */
+  /** started, succeeded, failed, in_doubt, resolved or discarded (anything else is refused). */
   readonly state: string;
   readonly owner: string | null;
   /** Its lease ran out (its worker is presumed stopped). */
@@ -102,6 +102,9 @@ export function decide(input: DecisionInput): Decision {
         break;
       case 'succeeded':
       case 'resolved':
+      // Discarded (dlq discard, or superseded): it never takes effect, even when Kafka
+      // delivers it again (its offset was not committed yet); nothing to do, as for done.
+      case 'discarded':
         return { kind: 'duplicate' };
       case 'in_doubt':
         return { kind: 'in_doubt' };

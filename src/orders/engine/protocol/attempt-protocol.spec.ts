@@ -243,9 +243,31 @@ describe('the transitions', () => {
     check('not_taken', 'failed', [at('in_doubt')], [at('sent'), at('started'), at('resolved')]);
   });
 
+  it('discard: an event dead-lettered without effect never takes effect; not one that did', () => {
+    check(
+      'discard',
+      'discarded',
+      [at('none'), at('failed')],
+      [at('succeeded'), at('in_doubt'), at('sent'), expired('held'), at('resolved')],
+    );
+    const decision = decide({
+      guard: {
+        startedAttemptId: null,
+        processed: false,
+        blocked: false,
+        blockedReason: null,
+        attempt: recorded({ state: 'discarded' }),
+      },
+      workerId: ME,
+      pending: null,
+      mappingFailed: false,
+    });
+    expect(decision).toEqual({ kind: 'duplicate' });
+  });
+
   it('refuses every move from a state outside its `from`, whoever asks', () => {
     const names = Object.keys(TRANSITIONS) as TransitionName[];
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(21);
     for (const name of names) {
       for (const state of ATTEMPT_STATES.filter((s) => !TRANSITIONS[name].from.includes(s))) {
         const views = [mine(state), expired(state), { ...mine(state), leaseExpired: true }];

@@ -50,7 +50,15 @@ import { classifyCallFailure } from './payflow-failure.js';
  * and `held` for a sent one waiting out the late-effect window (`held_until`).
  */
 export type AttemptState =
-  'none' | 'started' | 'sent' | 'held' | 'succeeded' | 'failed' | 'in_doubt' | 'resolved';
+  | 'none'
+  | 'started'
+  | 'sent'
+  | 'held'
+  | 'succeeded'
+  | 'failed'
+  | 'in_doubt'
+  | 'resolved'
+  | 'discarded';
 
 export const ATTEMPT_STATES: readonly AttemptState[] = [
   'none',
@@ -61,6 +69,7 @@ export const ATTEMPT_STATES: readonly AttemptState[] = [
   'failed',
   'in_doubt',
   'resolved',
+  'discarded',
 ];
 
 /** What a transition's condition reads of the attempt. */
@@ -111,7 +120,8 @@ export type TransitionName =
   | 'complete_probed_own'
   | 'complete_probed_expired'
   | 'resolve'
-  | 'not_taken';
+  | 'not_taken'
+  | 'discard';
 
 export interface Transition {
   readonly from: readonly AttemptState[];
@@ -272,6 +282,13 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     to: 'failed',
     who: 'a person who found it never took effect (in-doubt resolve --not-created)',
     statement: 'markNotTaken',
+    may: anyone,
+  },
+  discard: {
+    from: ['none', 'failed'],
+    to: 'discarded',
+    who: 'a person (dlq discard) or a superseding ERP event, for an event dead-lettered without effect: it never takes effect, whatever delivers it again',
+    statement: 'discard',
     may: anyone,
   },
 };
