@@ -100,10 +100,10 @@ export function decide(input: DecisionInput): Decision {
       case 'failed':
         reason = 'failed';
         break;
-      case 'succeeded':
-      case 'resolved':
       // Discarded (dlq discard, or superseded): it never takes effect, even when Kafka
       // delivers it again (its offset was not committed yet); nothing to do, as for done.
+      case 'succeeded':
+      case 'resolved':
       case 'discarded':
         return { kind: 'duplicate' };
       case 'in_doubt':
