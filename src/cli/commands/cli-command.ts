@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandRunner } from 'nest-commander';
 import { APP_LOGGER } from '../../common/logger.module.js';
@@ -72,4 +73,24 @@ export function usage<T>(parse: () => T): T {
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
+}
+
+/** `--by`, else the OS user name: one short line, never anything from the environment. */
+export function operatorName(given: string | undefined): string {
+  if (given !== undefined) return given;
+  try {
+    const name = userInfo().username.trim();
+    return name.length > 0 ? name.slice(0, 64) : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A `--by NAME` value: control characters become spaces, 1 to 64 characters. */
+export function parseOperatorName(value: string): string {
+  return usage(() => {
+    const name = value.replace(/[\p{Cc}]/gu, ' ').trim();
+    if (name.length === 0 || name.length > 64) throw new Error('--by: 1 to 64 characters');
+    return name;
+  });
 }

@@ -4,7 +4,6 @@
  * (DeadLetterDiscardService of src/dead-letters/discard, with the CLI's outbox relay:
  * DLQ_DISCARD_FEATURE). Kafka is reached before anything changes.
  */
-import { userInfo } from 'node:os';
 import { Option, SubCommand } from 'nest-commander';
 import { DeadLetterDiscardService } from '../../dead-letters/discard/dead-letter-discard.service.js';
 import {
@@ -13,22 +12,11 @@ import {
 } from '../../dead-letters/discard/discard-input.js';
 import { DLQ_DISCARD_FEATURE } from '../cli.features.js';
 import { UsageError } from '../cli.runtime.js';
-import { CliCommand, usage } from './cli-command.js';
+import { CliCommand, operatorName, parseOperatorName, usage } from './cli-command.js';
 
 interface DiscardOptions {
   readonly reason?: string;
   readonly by?: string;
-}
-
-/** `--by`, else the OS user name: one short line, never anything from the environment. */
-function operatorName(given: string | undefined): string {
-  if (given !== undefined) return given;
-  try {
-    const name = userInfo().username.trim();
-    return name.length > 0 ? name.slice(0, 64) : 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }
 
 @SubCommand({
@@ -56,11 +44,7 @@ export class DlqDiscardCommand extends CliCommand {
     description: 'who discards, for the record (default: the OS user name)',
   })
   parseBy(value: string): string {
-    return usage(() => {
-      const name = value.replace(/[\p{Cc}]/gu, ' ').trim();
-      if (name.length === 0 || name.length > 64) throw new Error('--by: 1 to 64 characters');
-      return name;
-    });
+    return parseOperatorName(value);
   }
 
   async run(args: string[], options: DiscardOptions = {}): Promise<void> {

@@ -7,7 +7,6 @@
  * CLI's outbox relay; IN_DOUBT_RESOLVE_FEATURE). Kafka and Payflow are reached only when a
  * verdict needs them.
  */
-import { userInfo } from 'node:os';
 import { Command, Option, SubCommand } from 'nest-commander';
 import { Database } from '../../database/database.js';
 import { InDoubtListQuery } from '../../operator/in-doubt/in-doubt-list.query.js';
@@ -20,20 +19,9 @@ import { OperatorReadsModule } from '../../operator/operator-reads.module.js';
 import { InDoubtService, type Verdict } from '../../orders/in-doubt/in-doubt.service.js';
 import { IN_DOUBT_RESOLVE_FEATURE } from '../cli.features.js';
 import { UsageError } from '../cli.runtime.js';
-import { CliCommand, usage } from './cli-command.js';
+import { CliCommand, operatorName, parseOperatorName, usage } from './cli-command.js';
 
 const PAYFLOW_ID = /^[A-Za-z0-9_-]{1,100}$/;
-
-/** `--by`, else the OS user name: one short line, never anything from the environment. */
-function operatorName(given: string | undefined): string {
-  if (given !== undefined) return given;
-  try {
-    const name = userInfo().username.trim();
-    return name.length > 0 ? name.slice(0, 64) : 'unknown';
-  } catch {
-    return 'unknown';
-  }
-}
 
 @SubCommand({
   name: 'list',
@@ -98,11 +86,7 @@ export class InDoubtResolveCommand extends CliCommand {
     description: 'who decides, for the order history (default: the OS user name)',
   })
   parseBy(value: string): string {
-    return usage(() => {
-      const name = value.replace(/[\p{Cc}]/gu, ' ').trim();
-      if (name.length === 0 || name.length > 64) throw new Error('--by: 1 to 64 characters');
-      return name;
-    });
+    return parseOperatorName(value);
   }
 
   async run(args: string[], options: ResolveOptions = {}): Promise<void> {
