@@ -261,9 +261,14 @@ async function main(): Promise<void> {
   const inDoubt = await follower.simulateInDoubt(databaseUrl);
   log(`in-doubt creations found at Payflow and opened there: ${inDoubt}`);
   // Webhook deliveries that failed during a worker kill are retried on Payflow's schedule.
+  // A delivery that failed again (its worker killed, or Postgres restarting) waits for its
+  // next step of Payflow's back-off table (5 min, five times): the clock moves on until
+  // every webhook arrived or four steps passed.
   await sleep(3_000);
-  await control.call('POST', '/clock/advance', { minutes: 6 });
-  await follower.waitWebhooks(60_000);
+  for (let step = 0; step < 4 && (step === 0 || follower.summary().missing > 0); step++) {
+    await control.call('POST', '/clock/advance', { minutes: 6 });
+    await follower.waitWebhooks(step === 0 ? 60_000 : 20_000);
+  }
   await waitSettled(databaseUrl, [], 60_000);
 
   // ---- not deaf: after every fault, each live worker still takes events. A probe of 48
