@@ -138,7 +138,7 @@ describe('payflow-bridge CLI (compiled)', () => {
     const reason = await run(['dlq', 'replay', '--reason', 'sunspots']);
     expect(reason.err).toBe(
       'payflow-bridge: --reason must be one of invalid_json, invalid_event, mapping_failed, ' +
-        'rejected_by_payflow, retries_exhausted, blocked_by_earlier_failure, in_doubt ' +
+        'rejected_by_payflow, retries_exhausted, blocked_by_earlier_failure, in_doubt, supersede_refused ' +
         '(got "sunspots") (see payflow-bridge --help)\n',
     );
     const option = await run(['dlq', 'replay', '--bogus']);

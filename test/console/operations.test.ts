@@ -377,14 +377,32 @@ describe('the console’s operations pages in a browser', () => {
     await signIn(page, `/console/in-doubt?orderId=${encodeURIComponent(notMade)}`);
     const section = page.locator('section.doubt', { hasText: notMade });
     await expect(section.count()).resolves.toBe(1);
+    // While its request may still land (the late-effect window), "never created" is refused.
     await section.getByRole('button', { name: 'Never created' }).click();
     const notice = page.locator('#verdict-notice');
+    await expect(notice.textContent()).resolves.toContain('Verdict refused');
+    await expect(notice.textContent()).resolves.toContain('may still apply it until');
+    // Once the window has passed since the request left, the verdict is taken.
+    await db.query(
+      `UPDATE command_attempts SET sent_at = sent_at - interval '1 hour',
+              last_sent_at = last_sent_at - interval '1 hour'
+        WHERE order_id = $1 AND command = 'order.payment_requested'`,
+      [notMade],
+    );
+    await page
+      .locator('section.doubt', { hasText: notMade })
+      .getByRole('button', { name: 'Never created' })
+      .click();
     await expect(notice.textContent()).resolves.toContain('Verdict recorded');
     await expect(notice.textContent()).resolves.toContain('marked as never taken by Payflow');
     await status.waitFor(() => eventsOf(notMade).some((event) => event.type === 'payment.created'));
     expect(await sandboxPayments(pipeline.sandbox, notMade)).toHaveLength(1);
     expect((await letters(notMade)).every((letter) => letter.replayed)).toBe(true);
     expect(await actions('verdict', notMade)).toEqual([
+      expect.objectContaining({
+        outcome: 'refused',
+        details: expect.objectContaining({ why: 'IN_DOUBT.LATE_EFFECT_WINDOW' }),
+      }),
       expect.objectContaining({
         outcome: 'done',
         details: expect.objectContaining({ verdict: 'not_created' }),
