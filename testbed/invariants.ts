@@ -67,6 +67,8 @@ export interface InvariantReport {
   readonly lostSample: readonly string[];
   readonly payflowPayments: number;
   readonly duplicatePayments: number;
+  /** Up to ten orders with a duplicate payment, for the investigation (their ids only). */
+  readonly duplicatePaymentOrders: readonly string[];
   readonly paymentsMissingAtPayflow: number;
   readonly ordersWithoutPayment: Record<string, number>;
   readonly duplicateEffects: number;
@@ -298,13 +300,16 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
   }
   // Per order: payments beyond one per request token, or beyond the requests it made.
   let duplicatePayments = 0;
+  const duplicatePaymentOrders: string[] = [];
   for (const [order, list] of remoteByOrder) {
     const tokens = new Set(list.map((payment) => tokenOfCallback(payment.body.callback?.url)));
-    duplicatePayments += Math.max(
+    const extra = Math.max(
       list.length - tokens.size,
       list.length - (requestsOf.get(order) ?? 0),
       0,
     );
+    duplicatePayments += extra;
+    if (extra > 0 && duplicatePaymentOrders.length < 10) duplicatePaymentOrders.push(order);
   }
   const localOrders = new Set(payments.map((payment) => payment.order_id));
   let paymentsMissingAtPayflow = 0;
@@ -327,7 +332,11 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
             (localOrders.has(order) ? 'created locally, not at Payflow' : 'not processed'));
     bump(ordersWithoutPayment, reason);
   }
-  if (duplicatePayments > 0) problems.push(`${duplicatePayments} duplicate payment(s) at Payflow`);
+  if (duplicatePayments > 0) {
+    problems.push(
+      `${duplicatePayments} duplicate payment(s) at Payflow (orders ${duplicatePaymentOrders.join(', ')})`,
+    );
+  }
   if (paymentsMissingAtPayflow > 0) {
     problems.push(`${paymentsMissingAtPayflow} payment(s) created locally but not at Payflow`);
   }
@@ -476,6 +485,7 @@ export async function checkInvariants(input: InvariantInput): Promise<InvariantR
     lostSample,
     payflowPayments: remote.length,
     duplicatePayments,
+    duplicatePaymentOrders,
     paymentsMissingAtPayflow,
     ordersWithoutPayment,
     duplicateEffects,

@@ -1,8 +1,8 @@
 /**
  * The campaign's two worker slots: each has a fixed port and runs one worker process
  * (the real dist/src/main.js) at a time; a killed worker is started again in its slot. A
- * watcher notes, for every process, whether it was seen consuming and answering
- * /health/live, so that a worker alive but deaf can be told apart.
+ * watcher notes, for every process, whether it was seen consuming (events finished or in
+ * flight) and answering /health/live, so that a worker alive but deaf can be told apart.
  */
 import { join } from 'node:path';
 import { WorkerProcess } from '../../testbed/worker-process.js';
@@ -108,8 +108,12 @@ export function watchSlots(slots: readonly Slot[]): { stop(): Promise<void> } {
         const worker = slot.current;
         const life = slot.lives.at(-1);
         if (worker === undefined || life === undefined || !worker.alive) continue;
+        // Consuming: it finished events, or holds some it took from Kafka. A worker whose
+        // short life between two rebalances held only events that wait (another worker's
+        // lease, a call held for a late effect) took events all the same: it is not deaf.
         const processed = await worker.metric('payflow_bridge_order_events_processed_total');
-        if ((processed ?? 0) > 0) life.consumed = true;
+        const held = await worker.metric('payflow_bridge_order_events_in_flight');
+        if ((processed ?? 0) > 0 || (held ?? 0) > 0) life.consumed = true;
         if ((await worker.get('/health/live')).status === 200) life.liveOk = true;
       }
       await new Promise((resolve) => setTimeout(resolve, 1_000));
