@@ -17,6 +17,7 @@ import { LateEffectPendingError, ProbeNotAppliedError } from './attempt.errors.j
 import type { CommandAttemptRepository, ProbedHold } from './command-attempt.repository.js';
 import type { LateEffectDecision, ProbeMetrics } from './probe-metrics.js';
 import type { AfterProbe } from './protocol/attempt-protocol.js';
+import { commandLogContext } from './order-command.js';
 import { lateEffectReadDelayMs } from './protocol/late-effect-wait.js';
 
 export class AttemptHold {
@@ -63,13 +64,7 @@ export class AttemptHold {
       const held = await this.attempts.holdForLateEffect(tx, attemptId, probed, windowMs);
       return held === null ? ({ kind: 'lost' } as const) : ({ kind: 'held', held } as const);
     });
-    const about = {
-      eventId: command.eventId,
-      orderId: command.orderId,
-      type: spec.type,
-      traceId: command.trace.traceId,
-      shown: probed.evidence.shown,
-    };
+    const about = { ...commandLogContext(command, spec.type), shown: probed.evidence.shown };
     switch (outcome.kind) {
       case 'failed':
         decided('sent_again');

@@ -52,7 +52,7 @@ import { AttemptHold } from './attempt-hold.js';
 import { CommandAttemptRepository, type ProbedHold } from './command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
 import { PROBE_METRICS, type LateEffectDecision, type ProbeMetrics } from './probe-metrics.js';
-import type { CommandOutcome, OrderCommand } from './order-command.js';
+import { commandLogContext, type CommandOutcome, type OrderCommand } from './order-command.js';
 import { readPayflow } from './payflow-probe.js';
 import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-protocol.js';
 import { PendingOutcomes } from './protocol/pending-outcomes.js';
@@ -140,13 +140,13 @@ export class CommandRunner {
         if (mapped === undefined) throw new Error('an attempt started without a mapping');
         if (begun.takenOverRepeatable !== undefined) {
           this.logger.info(
-            { ...logContext(command, spec.type), ...begun.takenOverRepeatable },
+            { ...commandLogContext(command, spec.type), ...begun.takenOverRepeatable },
             'attempt of a stopped worker was sent, and its call is repeatable; sending it again',
           );
         }
         if (begun.takenOverUnsent !== undefined) {
           this.logger.info(
-            { ...logContext(command, spec.type), ...begun.takenOverUnsent },
+            { ...commandLogContext(command, spec.type), ...begun.takenOverUnsent },
             'attempt of a stopped worker was never sent; taking it over',
           );
         }
@@ -335,7 +335,7 @@ export class CommandRunner {
     switch (next.kind) {
       case 'leave_started':
         this.logger.error(
-          { ...logContext(command, spec.type), error: describeError(error) },
+          { ...commandLogContext(command, spec.type), error: describeError(error) },
           'unexpected failure during a Payflow call; its attempt stays started',
         );
         throw error;
@@ -392,16 +392,10 @@ export class CommandRunner {
 
   private logInDoubt(command: OrderCommand, type: string, callError: PayflowError): void {
     this.logger.warn(
-      { ...logContext(command, type), error: describeError(callError) },
+      { ...commandLogContext(command, type), error: describeError(callError) },
       'command in doubt',
     );
   }
-}
-
-/** What the runner's log lines say of a command (no personal data). */
-function logContext(command: OrderCommand, type: string) {
-  const { eventId, orderId } = command;
-  return { eventId, orderId, type, traceId: command.trace.traceId };
 }
 
 /**

@@ -40,5 +40,11 @@ export abstract class OrderCommand<T extends OrderEventType = OrderEventType> {
   }
 }
 
+/** What the engine's log lines say of a command (no personal data). */
+export function commandLogContext(command: OrderCommand, type: string) {
+  const { eventId, orderId } = command;
+  return { eventId, orderId, type, traceId: command.trace.traceId };
+}
+
 /** What handling an event came to. */
 export type CommandOutcome = 'applied' | 'duplicate';
