@@ -48,7 +48,7 @@ import { lateEffectMetrics, readHeldAttempts } from './chaos/late-effect-figures
 import { SandboxControl, planPhases, runPhases } from './chaos/payflow-faults.js';
 import { PayflowRecorder, WebhookBalancer } from './chaos/proxies.js';
 import { lateEffectRows, summarize, type LateEffectFigures } from './chaos/result.js';
-import { chaosSettings } from './chaos/settings.js';
+import { chaosSettings, durationMs } from './chaos/settings.js';
 import { StatusFollower } from './chaos/status-follower.js';
 import { startSlot, watchSlots, type Slot, type WorkerSetting } from './chaos/worker-slots.js';
 
@@ -371,12 +371,23 @@ async function main(): Promise<void> {
   for (const [label, value] of lateEffectRows(effects, lateEffects)) {
     process.stdout.write(`${label.padEnd(44)}  ${value}\n`);
   }
+  const windowMs = durationMs(settings.lateEffectWindow);
+  const lags = recorder.answeredAfterGiveUpMs;
+  const late = {
+    count: lags.length,
+    maxMs: lags.reduce((max, lag) => Math.max(max, lag), 0),
+    pastWindow: lags.filter((lag) => lag > windowMs).length,
+  };
   const extra: [string, string][] = [
     ['worker processes (restarts)', `${lives.length} (${lives.length - slots.length})`],
     ['worker processes alive but deaf', String(deaf.length)],
     ['final worker exit codes', exits.map(String).join(', ')],
     ['webhooks simulated / status events seen', `${webhooks.simulated} / ${webhooks.seen}`],
     ['Payflow requests through the recorder', String(recorder.requests)],
+    [
+      '  answered after their worker gave up (max)',
+      `${late.count} (${late.maxMs} ms), ${late.pastWindow} past the ${settings.lateEffectWindow} window`,
+    ],
     ['wall time', `${seconds} s`],
   ];
   for (const [label, value] of extra) process.stdout.write(`${label.padEnd(44)}  ${value}\n`);
@@ -404,6 +415,7 @@ async function main(): Promise<void> {
     webhooks,
     probe: probeTaken,
     payflowRequests: recorder.requests,
+    answeredAfterGiveUp: late,
     producer: {
       sent: producer.sent,
       failedSends: producer.failedSends,

@@ -3,7 +3,11 @@
  *
  * - PayflowRecorder: an HTTP proxy in front of the sandbox that notes the webhook token of
  *   every POST /api/payments that reaches it, so that a creation left in doubt can be told
- *   apart from one whose request never left the worker.
+ *   apart from one whose request never left the worker. It also times the requests that
+ *   Payflow answered only after their worker had given up on them (its connection closed):
+ *   the proxy, like a real gateway, still delivers them, so they land late, and a lag past
+ *   the workers' late-effect window is Payflow breaking the window's assumption (the
+ *   campaign's own process and the sandbox are slow on a loaded machine), not the bridge.
  * - WebhookBalancer: a TCP balancer (TLS passes through) in front of the workers' HTTPS
  *   listeners, as a load balancer would be: Payflow's webhooks reach whichever worker is
  *   alive, whatever worker created the payment.
@@ -16,12 +20,18 @@ import {
   type ServerResponse,
 } from 'node:http';
 import net from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { tokenOfCallback } from '../../testbed/invariants.js';
 
 export class PayflowRecorder {
   /** Webhook tokens of the payment creations that reached Payflow. */
   readonly paymentTokens = new Set<string>();
   requests = 0;
+  /**
+   * Per request answered after its worker gave up: milliseconds from its arrival here to
+   * Payflow's answer (the sandbox applies a call before it answers it).
+   */
+  readonly answeredAfterGiveUpMs: number[] = [];
   private readonly server: Server;
   private readonly upstream: URL;
   private port = 0;
@@ -51,6 +61,7 @@ export class PayflowRecorder {
   }
 
   private handle(request: IncomingMessage, response: ServerResponse): void {
+    const arrived = performance.now();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -74,6 +85,9 @@ export class PayflowRecorder {
           headers: request.headers,
         },
         (answer) => {
+          if (request.socket.destroyed || response.destroyed) {
+            this.answeredAfterGiveUpMs.push(Math.round(performance.now() - arrived));
+          }
           response.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(response);
         },

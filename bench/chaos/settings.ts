@@ -70,3 +70,11 @@ export function chaosSettings(env: NodeJS.ProcessEnv): ChaosSettings {
     keepDatabase: value.CHAOS_KEEP_DB === '1',
   };
 }
+
+/** Milliseconds of a duration of this file's form (500ms, 3s, 2m). */
+export function durationMs(value: string): number {
+  const match = /^(\d+)(ms|s|m)$/.exec(value);
+  if (match === null) throw new Error(`not a duration: ${value}`);
+  const factor = { ms: 1, s: 1000, m: 60_000 }[match[2] as 'ms' | 's' | 'm'];
+  return Number(match[1]) * factor;
+}

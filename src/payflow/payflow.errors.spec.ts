@@ -175,6 +175,15 @@ describe('errorForTransport', () => {
     expect(transport(systemError('UND_ERR_DESTROYED'))).toBeInstanceOf(PayflowAbortedError);
   });
 
+  it('a pool destroyed or closed under a request: maybe once its head was written, else no', () => {
+    // undici fails the request it is writing with the pool's ClientDestroyedError too (a
+    // close that outlived its grace period): that request may have reached Payflow.
+    for (const code of ['UND_ERR_DESTROYED', 'UND_ERR_CLOSED']) {
+      expect(transport(systemError(code), { requestSent: true }).reached).toBe('maybe');
+      expect(transport(systemError(code), { requestSent: false }).reached).toBe('no');
+    }
+  });
+
   it('unknown failures after sending are NETWORK maybe; the cause is kept', () => {
     const cause = new TypeError('weird');
     const error = transport(cause);
