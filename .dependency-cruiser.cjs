@@ -22,7 +22,8 @@
  *    8. orders                        the order pipeline: consumer, handlers, engine
  *    9. dead-letters                  the Postgres DeadLetterSink, replay
  *   10. webhooks, reconciliation,     peers that import none of each other
- *       settlements
+ *       settlements, privacy          (privacy: export, erasure and retention of personal
+ *                                     data; its SQL on the webhook table is its own)
  *   11. operator                      the read side (`*.query.ts` and their views)
  *   12. cli, management, console,     the application: src/management (the two listeners,
  *       app                           with health/ and metrics/ under it), src/console (served
@@ -61,6 +62,7 @@ const FOLDERS = {
   webhooks: '^src/webhooks/',
   reconciliation: '^src/reconciliation/',
   settlements: '^src/settlements/',
+  privacy: '^src/privacy/',
   operator: '^src/operator/',
   cli: '^src/cli/',
   management: '^src/management/',
@@ -80,7 +82,7 @@ const FLOORS = [
   ['payments'],
   ['orders'],
   ['dead-letters'],
-  ['webhooks', 'reconciliation', 'settlements'],
+  ['webhooks', 'reconciliation', 'settlements', 'privacy'],
   ['operator'],
   ['cli', 'management', 'console', 'app'],
 ];

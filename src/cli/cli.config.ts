@@ -37,6 +37,8 @@ const cliEnvSchema = envSchema
     TOPIC_ORDERS: true,
     TOPIC_PAYMENT_STATUS: true,
     TOPIC_SETTLEMENTS: true,
+    // `topics create` gives the .dlq topic this retention (docs/privacy.md).
+    RETENTION_PERSONAL_DATA: true,
     SETTLEMENT_TIMEZONE: true,
     // `in-doubt resolve --not-created` waits out the late-effect window, as the worker does.
     PAYFLOW_REQUEST_TIMEOUT: true,

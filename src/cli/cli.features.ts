@@ -35,6 +35,7 @@ import type { OrderReplayer } from '../orders/in-doubt/in-doubt.service.js';
 import { OUTBOX_REPOSITORY_OPTIONS, outboxBucket } from '../outbox/outbox.repository.js';
 import type { OutboxFlusher } from '../outbox/relay.options.js';
 import { PayflowModule, payflowClientOptionsFromConfig } from '../payflow/payflow.module.js';
+import { PrivacyModule } from '../privacy/privacy.module.js';
 import { loadCliPayflowConfig, type CliConfig, type CliPayflowConfig } from './cli.config.js';
 import { CLI_CONFIG, CliResources } from './cli.resources.js';
 
@@ -153,6 +154,9 @@ class CliOrderReplayerModule {}
 export const IN_DOUBT_RESOLVE_FEATURE = InDoubtModule.forRoot({
   imports: [OperatorReadsModule, CliOrderReplayerModule],
 });
+
+/** `privacy export` and `privacy erase`: Postgres only (no retention job in the CLI). */
+export const PRIVACY_FEATURE = PrivacyModule.forRoot();
 
 export interface OpenOptions {
   /** The command calls Payflow: check the PAYFLOW_* variables first, then provide PAYFLOW_API. */

@@ -19,6 +19,11 @@ import {
   InDoubtResolveCommand,
 } from './commands/in-doubt.command.js';
 import { OrderCommand, OrderShowCommand } from './commands/order.command.js';
+import {
+  PrivacyCommand,
+  PrivacyEraseCommand,
+  PrivacyExportCommand,
+} from './commands/privacy.command.js';
 import { ReconcileCommand } from './commands/reconcile.command.js';
 import {
   SettlementsCommand,
@@ -60,6 +65,9 @@ export class CliModule {
         InDoubtResolveCommand,
         OrderCommand,
         OrderShowCommand,
+        PrivacyCommand,
+        PrivacyEraseCommand,
+        PrivacyExportCommand,
         ReconcileCommand,
         SettlementsCommand,
         SettlementsForgetCommand,

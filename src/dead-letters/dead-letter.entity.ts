@@ -37,4 +37,7 @@ export class DeadLetterEntity {
   @col.text('discard_reason', { nullable: true }) discardReason!: string | null;
   /** The eventId of the ERP event that took its place, for a supersede. */
   @col.text('superseded_by', { nullable: true }) supersededBy!: string | null;
+
+  /** Set when its personal data was erased (`privacy erase`, retention): never replayed. */
+  @col.timestamp('erased_at', { nullable: true }) erasedAt!: Date | null;
 }

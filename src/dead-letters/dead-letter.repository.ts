@@ -107,7 +107,11 @@ const messageFields = {
   headers: z.record(z.string(), z.unknown()),
 };
 
-const replayableRow = summaryRow.extend(messageFields);
+const replayableRow = summaryRow.extend({
+  ...messageFields,
+  /** When its personal data was erased (`privacy erase`): such a letter is never replayed. */
+  erasedAt: timestampField.nullable(),
+});
 
 /** A dead letter with what is needed to publish it again. */
 export type ReplayableDeadLetter = z.infer<typeof replayableRow>;
@@ -289,7 +293,7 @@ export class DeadLetterRepository {
       tx,
       replayableRow,
       // d.id, not id: the output column "id" is text, and "10" sorts before "9".
-      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
+      `SELECT ${SUMMARY_COLUMNS}, key, value, headers, erased_at AS "erasedAt" FROM dead_letters d
         WHERE d.order_id = $1 AND ${WAITING('d')}
         ORDER BY d.id FOR UPDATE`,
       [orderId],
@@ -301,11 +305,24 @@ export class DeadLetterRepository {
     return queryRows(
       tx,
       replayableRow,
-      `SELECT ${SUMMARY_COLUMNS}, key, value, headers FROM dead_letters d
+      `SELECT ${SUMMARY_COLUMNS}, key, value, headers, erased_at AS "erasedAt" FROM dead_letters d
         WHERE d.id = $1::bigint AND d.order_id IS NULL AND ${WAITING('d')}
         FOR UPDATE`,
       [id],
     );
+  }
+
+  /** Which of these letters had their personal data erased (a replay refuses them). */
+  async erasedAmong(sql: Sql, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await queryRows(
+      sql,
+      z.object({ id: z.string() }),
+      `SELECT d.id::text AS id FROM dead_letters d
+        WHERE d.id = ANY($1::bigint[]) AND d.erased_at IS NOT NULL`,
+      [ids],
+    );
+    return new Set(rows.map((row) => row.id));
   }
 
   async markReplayed(tx: Sql, ids: readonly string[]): Promise<void> {

@@ -94,6 +94,21 @@ describe('topics', () => {
     ]);
   });
 
+  it('keeps the dead letters (whole ERP events) no longer than RETENTION_PERSONAL_DATA', () => {
+    const ninetyDays = 90 * 86_400_000;
+    const specs = topicSpecs(
+      { ...CONFIG, RETENTION_PERSONAL_DATA: ninetyDays },
+      { partitions: 1, replicationFactor: 1 },
+    );
+    expect(specs.map((spec) => spec.config['retention.ms'])).toEqual([
+      undefined,
+      String(ninetyDays),
+      undefined,
+      undefined,
+    ]);
+    expect(specs[1]?.config['max.message.bytes']).toBe('16777216');
+  });
+
   it('says exists for a topic another process created meanwhile', async () => {
     const admin = new MemoryAdmin('erp.orders.v1.dlq');
     const outcomes = await createMissingTopics(

@@ -34,6 +34,11 @@ export interface TopicsConfig {
   readonly TOPIC_ORDERS: string;
   readonly TOPIC_PAYMENT_STATUS: string;
   readonly TOPIC_SETTLEMENTS: string;
+  /**
+   * How long personal data is kept (ms): the `.dlq` topic's `retention.ms`, since its
+   * messages are whole ERP events (docs/privacy.md). Unset: the broker's default.
+   */
+  readonly RETENTION_PERSONAL_DATA?: number;
 }
 
 /** Every topic the worker reads or writes, in the order they are reported. */
@@ -64,12 +69,16 @@ export function topicSpecs(
   options: { readonly partitions: number; readonly replicationFactor: number },
 ): TopicSpec[] {
   const large = { 'max.message.bytes': String(LARGE_TOPIC_MAX_MESSAGE_BYTES) };
+  const retention = config.RETENTION_PERSONAL_DATA;
+  // The dead-letter copies hold whole ERP events: kept no longer than personal data is.
+  const deadLetters =
+    retention === undefined ? large : { ...large, 'retention.ms': String(retention) };
   return requiredTopics(config).map((name, index) => ({
     name,
     partitions: options.partitions,
     replicationFactor: options.replicationFactor,
     // The input and its dead-letter copy carry whole documents; the outputs do not.
-    config: index < 2 ? large : {},
+    config: index === 0 ? large : index === 1 ? deadLetters : {},
   }));
 }
 

@@ -25,6 +25,10 @@ export class OrderEntity {
   @col.timestamp('blocked_at', { nullable: true }) blockedAt!: Date | null;
 
   @col.text('blocked_reason', { nullable: true }) blockedReason!: string | null;
+
+  /** When its personal data was last erased (`privacy erase`, RETENTION_PERSONAL_DATA). */
+  @col.timestamp('personal_data_erased_at', { nullable: true })
+  personalDataErasedAt!: Date | null;
   @col.createdAt() createdAt!: Date;
   @col.updatedAt() updatedAt!: Date;
 }

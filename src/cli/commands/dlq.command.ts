@@ -5,6 +5,7 @@ import {
   type ReplayPlan,
   type ReplayResult,
 } from '../../dead-letters/replay/dead-letter-replay.service.js';
+import { ErasedLetterReplayError } from '../../dead-letters/replay/erased-letter.error.js';
 import {
   parseOrderId,
   parseReason,
@@ -77,11 +78,20 @@ export class DlqReplayCommand extends CliCommand {
       return;
     }
 
+    const planned = await service.plan(filter);
+    const refusal = refusedOrder(planned);
+    // One order asked for by name and refused: one line, exit 1.
+    if (filter.orderId !== undefined && refusal !== null) throw refusal;
+
     // The relay flushes the buckets this replay wrote: Kafka first, before anything changes.
     await this.resources.outboxRelay();
     const plan = await service.plan(filter);
     if (plan.messages === 0) {
-      this.runtime.out('Nothing to replay: no unreplayed dead letter matches.');
+      this.runtime.out(
+        ['Nothing to replay: no unreplayed dead letter matches.', ...describeRefused(plan)].join(
+          '\n',
+        ),
+      );
       return;
     }
     const result = await service.replay(filter, createReplayProgress(this.runtime.io));
@@ -112,7 +122,12 @@ function counts(plan: ReplayPlan): string {
 }
 
 function describePlan(plan: ReplayPlan, topic: string): string {
-  if (plan.messages === 0) return 'Dry run: nothing to replay (no unreplayed dead letter matches).';
+  if (plan.messages === 0) {
+    return [
+      'Dry run: nothing to replay (no unreplayed dead letter matches).',
+      ...describeRefused(plan),
+    ].join('\n');
+  }
   const lines = [`Dry run, nothing changed. Would replay ${counts(plan)} to ${topic}:`];
   for (const group of plan.groups) {
     lines.push(
@@ -128,6 +143,7 @@ function describePlan(plan: ReplayPlan, topic: string): string {
     }
   }
   lines.push(`Reasons: ${reasons(plan.byReason)}`);
+  lines.push(...describeRefused(plan));
   return lines.join('\n');
 }
 
@@ -142,5 +158,26 @@ function describeResult(result: ReplayResult, topic: string): string {
   if (result.skipped > 0) {
     lines.push(`Skipped ${result.skipped} dead letter(s) another replay had already taken.`);
   }
+  lines.push(...describeRefused(result));
   return lines.join('\n');
+}
+
+/** The first refused group as the error a replay of it alone fails with, or null. */
+function refusedOrder(plan: ReplayPlan): ErasedLetterReplayError | null {
+  const group = plan.refused?.[0];
+  const letter = group?.letters[0];
+  return group === undefined || letter === undefined
+    ? null
+    : new ErasedLetterReplayError(group.orderId, letter.id);
+}
+
+/** One line per order refused because its personal data was erased. */
+function describeRefused(plan: ReplayPlan): string[] {
+  return (plan.refused ?? []).map((group) => {
+    const name =
+      group.orderId === null
+        ? `dead letter #${group.letters[0]?.id ?? '?'}`
+        : `order ${group.orderId}`;
+    return `Refused ${name}: its personal data was erased (privacy erase); discard its dead letters or have the ERP send the events again.`;
+  });
 }

@@ -3,7 +3,8 @@
  * configuration that are missing (TOPIC_ORDERS, its .dlq, TOPIC_PAYMENT_STATUS,
  * TOPIC_SETTLEMENTS) and prints one line per topic, what it did. Idempotent: an existing
  * topic is left as it is (and its own partitions and replication factor are printed).
- * Defaults: 12 partitions, replication factor min(3, brokers in the cluster).
+ * Defaults: 12 partitions, replication factor min(3, brokers in the cluster). A new `.dlq`
+ * topic keeps its messages (whole ERP events) for RETENTION_PERSONAL_DATA (`retention.ms`).
  */
 import { Command, Option, SubCommand } from 'nest-commander';
 import { checkKafkaAccess, kafkaClientOptionsFromConfig } from '../../messaging/kafka.client.js';
@@ -73,6 +74,7 @@ export class TopicsCreateCommand extends CliCommand {
       const replicationFactor =
         options.replicationFactor ??
         Math.min(MAX_DEFAULT_REPLICATION_FACTOR, await admin.brokerCount());
+      // The .dlq topic gets retention.ms = RETENTION_PERSONAL_DATA (in the config).
       const specs = topicSpecs(this.config, {
         partitions: options.partitions ?? DEFAULT_TOPIC_PARTITIONS,
         replicationFactor,

@@ -49,6 +49,11 @@ export interface ReplayPlan {
   readonly messages: number;
   /** Messages per dead-letter reason. */
   readonly byReason: Readonly<Record<string, number>>;
+  /**
+   * Groups that are not replayed because one of their letters had its personal data erased
+   * (`privacy erase`): left out of `groups` and of every count above.
+   */
+  readonly refused?: readonly ReplayGroup[];
 }
 
 export interface ReplayResult extends ReplayPlan {
@@ -123,7 +128,20 @@ export class DeadLetterReplayService {
       }
       list.push(letter);
     }
-    return summarize(groups, letters);
+    // An order with an erased letter is refused whole: its events are replayed together.
+    const erased = await this.letters.erasedAmong(
+      this.database.sql,
+      letters.map((letter) => letter.id),
+    );
+    const refused = groups.filter((group) => group.letters.some((letter) => erased.has(letter.id)));
+    const replayable = groups.filter((group) => !refused.includes(group));
+    return {
+      ...summarize(
+        replayable,
+        replayable.flatMap((group) => group.letters),
+      ),
+      refused,
+    };
   }
 
   /** Replays what `plan(filter)` selects, order by order. */
@@ -144,7 +162,7 @@ export class DeadLetterReplayService {
     } finally {
       progress?.stop();
     }
-    return { ...summarize(groups, replayed), skipped };
+    return { ...summarize(groups, replayed), skipped, refused: plan.refused ?? [] };
   }
 
   /** One group: commit it to the outbox, then publish its bucket now. */

@@ -17,6 +17,7 @@ import type { OutboundMessage } from '../../messaging/messaging.ports.js';
 import type { OrderRepository } from '../../orders/order.repository.js';
 import type { OutboxRepository } from '../../outbox/outbox.repository.js';
 import type { DeadLetterRepository, ReplayableDeadLetter } from '../dead-letter.repository.js';
+import { ErasedLetterReplayError } from './erased-letter.error.js';
 
 export class OrderRequeue {
   constructor(
@@ -44,6 +45,9 @@ export class OrderRequeue {
 
   private async republish(tx: Sql, letters: readonly ReplayableDeadLetter[]): Promise<void> {
     if (letters.length === 0) return;
+    // An erased letter no longer holds the ERP's event: refused, and the transaction with it.
+    const erased = letters.find((letter) => letter.erasedAt !== null);
+    if (erased !== undefined) throw new ErasedLetterReplayError(erased.orderId, erased.id);
     await this.outbox.add(
       tx,
       letters.map((letter) => this.message(letter)),
