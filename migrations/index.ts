@@ -16,6 +16,8 @@ import { OperatorActions1764061200000 } from './1764061200000-OperatorActions.js
 import { UnexplainedEffects1764100000000 } from './1764100000000-UnexplainedEffects.js';
 import { LateEffectWindow1764103600000 } from './1764103600000-LateEffectWindow.js';
 import { DeadLetterDiscard1764107200000 } from './1764107200000-DeadLetterDiscard.js';
+import { PrivacyErasures1764110800000 } from './1764110800000-PrivacyErasures.js';
+import { ConsoleIdentity1764118800000 } from './1764118800000-ConsoleIdentity.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -32,4 +34,6 @@ export const MIGRATIONS = [
   UnexplainedEffects1764100000000,
   LateEffectWindow1764103600000,
   DeadLetterDiscard1764107200000,
+  PrivacyErasures1764110800000,
+  ConsoleIdentity1764118800000,
 ];

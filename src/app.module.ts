@@ -30,6 +30,7 @@ import { OrdersModule, type OrdersOptionOverrides } from './orders/orders.module
 import { OutboxModule } from './outbox/outbox.module.js';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox.relay.js';
 import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow.module.js';
+import { PrivacyModule } from './privacy/privacy.module.js';
 import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
 import type { ReconciliationOptions } from './reconciliation/reconciliation.poller.js';
 import { SETTLEMENT_FORMATS } from './payflow/payflow.schemas.js';
@@ -167,6 +168,13 @@ export class AppModule {
             autoStart: config.SETTLEMENT_ENABLED,
             recheckNights: config.SETTLEMENT_RECHECK_NIGHTS,
             ...overrides.settlements,
+          },
+        }),
+        // RETENTION_PERSONAL_DATA: the daily erasure of orders untouched for longer.
+        PrivacyModule.forRoot({
+          retention: {
+            retentionMs: config.RETENTION_PERSONAL_DATA,
+            timeZone: config.SETTLEMENT_TIMEZONE,
           },
         }),
       ],

@@ -8,6 +8,7 @@ import { ORDER_ENTITIES } from './orders/orders.module.js';
 import { OPERATOR_ACTION_ENTITIES } from './operator/audit/operator-action.entity.js';
 import { OUTBOX_ENTITIES } from './outbox/outbox.module.js';
 import { PAYMENT_ENTITIES } from './payments/payments-persistence.module.js';
+import { PRIVACY_ENTITIES } from './privacy/privacy-erasure.entity.js';
 import { UNEXPLAINED_EFFECT_ENTITIES } from './payments/unexplained-effects/unexplained-effect.entity.js';
 import { SETTLEMENT_ENTITIES } from './settlements/settlements.module.js';
 import { WEBHOOK_ENTITIES } from './webhooks/inbox/webhook-inbox.module.js';
@@ -21,4 +22,5 @@ export const ENTITIES = [
   ...SETTLEMENT_ENTITIES,
   ...OPERATOR_ACTION_ENTITIES,
   ...UNEXPLAINED_EFFECT_ENTITIES,
+  ...PRIVACY_ENTITIES,
 ];

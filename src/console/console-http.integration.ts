@@ -1,14 +1,18 @@
 /**
  * Headers on every console answer (management listener, /console…): a Content Security
  * Policy that allows only the console's own stylesheet and script (no inline code, no
- * other origin, no framing), no sniffing, no referrer, and no caching of pages that show
- * orders (the assets say otherwise for themselves).
+ * other origin, no framing), no sniffing, no referrer, no caching of pages that show
+ * orders (the assets say otherwise for themselves), and HSTS where the browser sees HTTPS.
  */
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { isManagementRequest } from '../management/listener-constraint.js';
 import { CONSOLE_PREFIX } from './console.options.js';
+import { ConsoleCookies } from './shared/console-cookies.js';
+
+/** Strict-Transport-Security over HTTPS: a year (no preload: the host is the operator's). */
+export const HSTS = 'max-age=31536000';
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -31,7 +35,10 @@ function isConsoleUrl(url: string): boolean {
 
 @Injectable()
 export class ConsoleHttpIntegration implements OnModuleInit {
-  constructor(@Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
+    @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
+  ) {}
 
   onModuleInit(): void {
     const adapter = this.adapterHost.httpAdapter as HttpAdapterHost['httpAdapter'] | undefined;
@@ -44,6 +51,10 @@ export class ConsoleHttpIntegration implements OnModuleInit {
         void reply.header('referrer-policy', 'no-referrer');
         void reply.header('x-frame-options', 'DENY');
         if (!reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
+        // Over HTTPS (ours, or the TLS proxy's in front): the browser keeps to HTTPS for a year.
+        if (this.cookies.https(request)) {
+          void reply.header('strict-transport-security', HSTS);
+        }
       }
       done(null, payload);
     });

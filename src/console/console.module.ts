@@ -1,7 +1,7 @@
 /**
- * The operator console (issue 22; CONTRACT §9): server-rendered pages under `/console` on
- * the management port only, present only when CONSOLE_TOKEN (or CONSOLE_TOKEN_FILE) is
- * set. Every controller is a `@ConsolePage()`: `@ServedOnManagementPort()`, the session
+ * The operator console (issue 22; CONTRACT §9, §10): server-rendered pages under `/console`
+ * on the management port only, present only when CONSOLE_TOKEN (or CONSOLE_TOKEN_FILE) or
+ * the OpenID provider (CONSOLE_OIDC_*) is set. Every controller is a `@ConsolePage()`: `@ServedOnManagementPort()`, the session
  * guard (sign-in, CSRF) and the console's error pages.
  *
  * ConsoleSharedModule (global while the console is on) gives every console page what it
@@ -18,7 +18,9 @@ import { OrderTimelineQuery } from '../operator/order-timeline/order-timeline.qu
 import { OrderSearchQuery } from '../operator/search/order-search.query.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { ConsoleHttpIntegration } from './console-http.integration.js';
+import { consoleEnabled } from '../config/transport-security.js';
 import { CONSOLE_OPTIONS, consoleOptions, type ConsoleOverrides } from './console.options.js';
+import { OidcController } from './oidc/oidc.controller.js';
 import {
   ConsoleOperationsModule,
   type ImportedModule,
@@ -26,6 +28,7 @@ import {
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
 import { ConsoleAudit } from './shared/console-audit.js';
+import { ConsoleCookies } from './shared/console-cookies.js';
 import { ConsolePageKit } from './shared/console-page-kit.js';
 import { ConsoleExceptionFilter } from './shared/console-exception.filter.js';
 import { ConsoleSessionGuard } from './shared/console-session.guard.js';
@@ -35,6 +38,7 @@ import { SignInController, SignOutController } from './sign-in/sign-in.controlle
 
 const SHARED = [
   ConsoleAuth,
+  ConsoleCookies,
   ConsoleViews,
   ConsoleAudit,
   ConsolePageKit,
@@ -45,11 +49,11 @@ const SHARED = [
 @Global()
 @Module({})
 export class ConsoleSharedModule {
-  static forRoot(token: string, overrides: ConsoleOverrides): DynamicModule {
+  static forRoot(config: AppConfig, overrides: ConsoleOverrides): DynamicModule {
     return {
       module: ConsoleSharedModule,
       providers: [
-        { provide: CONSOLE_OPTIONS, useValue: consoleOptions(token, overrides) },
+        { provide: CONSOLE_OPTIONS, useValue: consoleOptions(config, overrides) },
         ...SHARED,
       ],
       exports: [CONSOLE_OPTIONS, ...SHARED],
@@ -60,7 +64,7 @@ export class ConsoleSharedModule {
 @Module({})
 export class ConsoleModule {
   /**
-   * The console, or nothing at all when no token is configured. `outbox` is the
+   * The console, or nothing at all when no way to sign in is configured. `outbox` is the
    * application's OutboxModule (the object it imports itself): its relay publishes the
    * console's replays and is woken by its pulls.
    */
@@ -69,17 +73,18 @@ export class ConsoleModule {
     outbox: ImportedModule,
     overrides: ConsoleOverrides = {},
   ): DynamicModule {
-    if (config.CONSOLE_TOKEN === undefined) return { module: ConsoleModule };
+    if (!consoleEnabled(config)) return { module: ConsoleModule };
     return {
       module: ConsoleModule,
       imports: [
         DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
-        ConsoleSharedModule.forRoot(config.CONSOLE_TOKEN, overrides),
+        ConsoleSharedModule.forRoot(config, overrides),
         ConsoleOperationsModule.forRoot(outbox),
       ],
       controllers: [
         AssetsController,
         SignInController,
+        OidcController,
         SignOutController,
         SearchController,
         OrderController,

@@ -97,7 +97,12 @@ describe('OrdersConsumer', () => {
       const command = received.at(-1);
       expect(command?.event.type).toBe(type);
       expect(command?.eventId).toBe(envelope.eventId);
-      expect(command?.source).toEqual({ topic: 'erp.orders.v1', partition: 3, offset: '42' });
+      expect(command?.source).toEqual({
+        topic: 'erp.orders.v1',
+        partition: 3,
+        offset: '42',
+        readAt: expect.any(Date),
+      });
       expect(command?.attempt).toBe(2);
     }
     expect(received).toHaveLength(ORDER_EVENT_TYPES.length);

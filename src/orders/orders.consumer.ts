@@ -211,6 +211,8 @@ export class OrdersConsumer {
     ) => Promise<CommandOutcome>,
   ): Promise<CommandOutcome> {
     const message = ctx.getMessage();
+    // Taken up now: the timeline shows the event here, before what it causes.
+    const source = sourceOf(message);
     const attempt = ctx.getAttempt();
     const span = this.tracing.start(
       'order.handle',
@@ -247,7 +249,7 @@ export class OrdersConsumer {
           trace: span.headers(),
         });
       }
-      const outcome = await execute(event, sourceOf(message), attempt, span);
+      const outcome = await execute(event, source, attempt, span);
       span.end();
       return outcome;
     } catch (error) {

@@ -14,4 +14,6 @@ export class ProcessedEventEntity {
   @col.int() partition!: number;
   @col.bigint() offset!: string;
   @col.now('processed_at') processedAt!: Date;
+  /** When the worker took the event up (its delivery to the handler); null before it was kept. */
+  @col.timestamp('read_at', { nullable: true }) readAt!: Date | null;
 }

@@ -18,6 +18,7 @@ const receivedRow = z.object({
   topic: z.string(),
   partition: z.number(),
   offset: z.string(),
+  readAt: timestampField.nullable(),
   processedAt: timestampField,
 });
 
@@ -33,6 +34,8 @@ export interface ProcessedEventRow {
   readonly partition: number;
   /** Kafka offset as decimal text. */
   readonly offset: string;
+  /** When the worker took the event up; absent, the row's read_at stays null. */
+  readonly readAt?: Date | undefined;
 }
 
 @Injectable()
@@ -45,13 +48,14 @@ export class ProcessedEventRepository {
   /** The events of a batch processed (a repeat is ignored). */
   recordMany(rows: readonly ProcessedEventRow[]): Part {
     return (bind) => `
-    INSERT INTO processed_events (event_id, order_id, type, topic, partition, "offset")
+    INSERT INTO processed_events (event_id, order_id, type, topic, partition, "offset", read_at)
     SELECT * FROM unnest(${bind(rows.map((row) => row.eventId))}::uuid[],
                          ${bind(rows.map((row) => row.orderId))}::text[],
                          ${bind(rows.map((row) => row.type))}::text[],
                          ${bind(rows.map((row) => row.topic))}::text[],
                          ${bind(rows.map((row) => row.partition))}::int[],
-                         ${bind(rows.map((row) => row.offset))}::bigint[])
+                         ${bind(rows.map((row) => row.offset))}::bigint[],
+                         ${bind(rows.map((row) => row.readAt?.toISOString() ?? null))}::timestamptz[])
     ON CONFLICT (event_id) DO NOTHING`;
   }
 
@@ -80,7 +84,7 @@ export class ProcessedEventRepository {
       sql,
       receivedRow,
       `SELECT event_id::text AS "eventId", type, topic, partition, "offset"::text AS "offset",
-              processed_at AS "processedAt"
+              read_at AS "readAt", processed_at AS "processedAt"
          FROM processed_events WHERE order_id = $1 ORDER BY processed_at, event_id`,
       [orderId],
     );

@@ -67,9 +67,10 @@ describe('the order timeline', () => {
       [paymentId, ORDER, created, at(1)],
     );
     await sql.execute(
-      `INSERT INTO processed_events (event_id, order_id, type, topic, partition, "offset", processed_at)
-       VALUES ($1, $2, 'order.payment_requested', 'erp.orders.v1', 3, 17, $3)`,
-      [created, ORDER, at(2)],
+      `INSERT INTO processed_events (event_id, order_id, type, topic, partition, "offset",
+                                     read_at, processed_at)
+       VALUES ($1, $2, 'order.payment_requested', 'erp.orders.v1', 3, 17, $3, $4)`,
+      [created, ORDER, at(1), at(2)],
     );
     await sql.execute(
       `INSERT INTO command_attempts (event_id, order_id, command, state, owner, lease_until,
@@ -145,6 +146,9 @@ describe('the order timeline', () => {
     );
     await new OperatorActionRepository().record(sql, {
       actor: 'Kari Support',
+      actorSubject: 'kari-sub-1',
+      actorVerified: true,
+      clientAddress: '192.0.2.10',
       action: 'replay',
       orderId: ORDER,
       details: { messages: 1 },
@@ -163,8 +167,9 @@ describe('the order timeline', () => {
     expect(timeline).not.toBeNull();
     const steps = (timeline?.entries ?? []).map((entry) => `${entry.kind}: ${entry.title}`);
     expect(steps).toEqual([
-      'payflow_call: Payflow call for order.payment_requested',
+      // The ERP event where it was read (cause first), not where its processing ended.
       'erp_event: order.payment_requested',
+      'payflow_call: Payflow call for order.payment_requested',
       'status_event: payment.created',
       'webhook: Webhook status-update',
       'dead_letter: order.installment_added dead-lettered',

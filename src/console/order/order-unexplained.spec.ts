@@ -5,8 +5,18 @@ import {
   type OrderTimeline,
 } from '../../operator/order-timeline/order-timeline.view.js';
 import { ConsoleViews } from '../shared/console-views.js';
+import type { ConsoleSession } from '../sign-in/session-store.js';
 
-const session = { operator: 'kari', csrfToken: 'csrf-1', signedInAt: 0, lastSeenAt: 0 };
+const session: ConsoleSession = {
+  operator: 'kari',
+  subject: null,
+  verified: false,
+  role: 'operator',
+  csrfToken: 'csrf-1',
+  signedInAt: 0,
+  lastSeenAt: 0,
+  clientAddress: '127.0.0.1',
+};
 
 function timeline(tone: 'bad' | 'info'): OrderTimeline {
   return {

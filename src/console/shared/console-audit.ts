@@ -1,7 +1,10 @@
 /**
  * Records what a person did in the console: a row of `operator_actions` (shown on the
  * order's timeline) and a log line (`console action`), both with who, what, which order,
- * the outcome and details that name no personal data.
+ * the outcome and details that name no personal data. "Who" is the provider's display name
+ * and subject for an OpenID sign-in (verified), or the name typed at the token sign-in
+ * (unverified); the row also keeps the client's address. The log line names the actor's
+ * subject and whether it is verified, never an e-mail address or a token.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_LOGGER } from '../../common/logger.module.js';
@@ -16,6 +19,12 @@ import {
 } from '../../operator/audit/operator-action.repository.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 
+/** Who the audit names: a session, or whoever tried to sign in. */
+export type AuditActor = Pick<
+  ConsoleSession,
+  'operator' | 'subject' | 'verified' | 'clientAddress'
+>;
+
 @Injectable()
 export class ConsoleAudit {
   private readonly actions = new OperatorActionRepository();
@@ -26,7 +35,7 @@ export class ConsoleAudit {
   ) {}
 
   async record(
-    session: Pick<ConsoleSession, 'operator'>,
+    session: AuditActor,
     action: OperatorActionKind,
     orderId: string | null,
     outcome: ActionOutcome,
@@ -34,13 +43,27 @@ export class ConsoleAudit {
   ): Promise<OperatorActionRow> {
     const row = await this.actions.record(this.database.sql, {
       actor: session.operator,
+      actorSubject: session.subject,
+      actorVerified: session.verified,
+      clientAddress: session.clientAddress,
       action,
       orderId,
       details,
       outcome,
     });
     this.logger.info(
-      { audit: { id: row.id, actor: session.operator, action, orderId, outcome, details } },
+      {
+        audit: {
+          id: row.id,
+          actor: session.operator,
+          subject: session.subject,
+          verified: session.verified,
+          action,
+          orderId,
+          outcome,
+          details,
+        },
+      },
       'console action',
     );
     return row;

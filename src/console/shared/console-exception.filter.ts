@@ -1,8 +1,9 @@
 /**
  * How the console answers what went wrong, in HTML: to the sign-in page when signed out
- * (303), 403 for a form without its CSRF token, 429 with Retry-After for a throttled
- * sign-in, the status of Nest's HTTP exceptions (404…), and 500 for anything else (logged,
- * without its message on the page).
+ * (303), 403 for a form without its CSRF token and for a viewer's action, 429 with
+ * Retry-After for a throttled sign-in, 403/401/502 for an OpenID sign-in that opened no
+ * session (no role; refused; provider unreachable), the status of Nest's HTTP exceptions
+ * (404…), and 500 for anything else (logged, without its message on the page).
  */
 import {
   Catch,
@@ -16,8 +17,26 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
+import type { OidcFailureReason, OidcSignInFailed, SignInThrottled } from './console.errors.js';
 import { sessionOf } from './console-request.js';
 import { ConsoleViews } from './console-views.js';
+
+/** What the person is told when the provider's sign-in did not open a session. */
+function oidcFailureText(reason: OidcFailureReason | undefined): string {
+  switch (reason) {
+    case 'no_role':
+      return 'Your organization’s sign-in knows you, but gives you no role in this console (viewer or operator). Ask your administrator for one.';
+    case 'provider_unreachable':
+      return 'Your organization’s sign-in could not be reached. Try again in a moment.';
+    case 'provider_error':
+      return 'Your organization’s sign-in did not sign you in.';
+    case 'no_pending_sign_in':
+    case 'bad_callback':
+    case 'token_rejected':
+    case undefined:
+      return 'The sign-in could not be confirmed. Start again from the sign-in page.';
+  }
+}
 
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -51,10 +70,26 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
         ]);
         return;
       case 'CONSOLE.SIGN_IN_THROTTLED': {
-        const seconds = (error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
+        const { retryAfterSeconds, scope } = error as Partial<SignInThrottled>;
+        const seconds = retryAfterSeconds ?? 60;
         void reply.header('retry-after', String(seconds));
-        this.answer(request, reply, 429, 'Too many wrong tokens', [
-          `Too many wrong tokens came from your address. Try again in ${seconds} seconds.`,
+        this.answer(request, reply, 429, 'Too many failed sign-ins', [
+          scope === 'everyone'
+            ? `Too many failed sign-ins reached the console from all addresses together. Try again in ${seconds} seconds.`
+            : `Too many wrong tokens came from your address. Try again in ${seconds} seconds.`,
+        ]);
+        return;
+      }
+      case 'CONSOLE.ACTION_FORBIDDEN':
+        this.answer(request, reply, 403, 'Not allowed', [
+          'Your role is viewer: you may read everything here, but not act. Nothing was changed.',
+          'Ask for the role operator in your organization’s sign-in to replay, resolve, pull or forget.',
+        ]);
+        return;
+      case 'CONSOLE.OIDC_SIGN_IN_FAILED': {
+        const failure = error as Partial<OidcSignInFailed>;
+        this.answer(request, reply, failure.status ?? 401, 'Not signed in', [
+          oidcFailureText(failure.reason),
         ]);
         return;
       }

@@ -13,7 +13,7 @@ import type {
   OperatorActionRow,
 } from '../../operator/audit/operator-action.repository.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
-import { ConsoleAudit } from './console-audit.js';
+import { ConsoleAudit, type AuditActor } from './console-audit.js';
 import { sessionOf } from './console-request.js';
 import { ConsoleViews, type PageFrame } from './console-views.js';
 
@@ -38,7 +38,7 @@ export class ConsolePageKit {
 
   /** Records what the signed-in person did (ConsoleAudit: a row and a log line). */
   record(
-    session: Pick<ConsoleSession, 'operator'>,
+    session: AuditActor,
     action: OperatorActionKind,
     orderId: string | null,
     outcome: ActionOutcome,

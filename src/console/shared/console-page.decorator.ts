@@ -7,7 +7,9 @@
  *   @ConsolePage()
  *   export class DeadLettersController { … }
  *
- * `@ConsolePage({ signedOut: true })` leaves out the guard (sign-in page, assets).
+ * `@ConsolePage({ signedOut: true })` leaves out the guard (sign-in pages, assets). Behind
+ * the guard, every POST is an action that only the role `operator` may take, unless its
+ * handler says `@OpenToViewers()`.
  */
 import { applyDecorators, Header, UseFilters, UseGuards } from '@nestjs/common';
 import { ServedOnManagementPort } from '../../management/listener-constraint.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ConsoleCookies } from './console-cookies.js';
 import { cookiesOf, formField, setCookie } from './console-request.js';
 
 function request(encrypted: boolean, cookie?: string): FastifyRequest {
@@ -17,7 +18,12 @@ function reply(): FastifyReply & { set: string[] } {
     },
     getHeader: (name: string) => headers.get(name),
     header(name: string, value: unknown) {
-      headers.set(name, value);
+      // As fastify: a Set-Cookie is added to those set before.
+      const before = headers.get(name);
+      headers.set(
+        name,
+        name === 'set-cookie' ? [...((before as string[] | undefined) ?? []), value] : value,
+      );
       return fake;
     },
   };
@@ -25,19 +31,39 @@ function reply(): FastifyReply & { set: string[] } {
 }
 
 describe('console cookies', () => {
-  it('are HttpOnly, SameSite=Strict and under /console; Secure only over TLS', () => {
+  it('are HttpOnly, SameSite=Strict and under /console over plain HTTP', () => {
     const plain = reply();
-    setCookie(request(false), plain, 'pfb_console', 'abc', { maxAgeSeconds: 60 });
+    setCookie(plain, false, 'pfb_console', 'abc', { maxAgeSeconds: 60 });
     expect(plain.set).toEqual([
       'pfb_console=abc; Path=/console; HttpOnly; SameSite=Strict; Max-Age=60',
     ]);
+  });
+
+  it('are Secure and __Host- prefixed (Path=/) where the browser sees HTTPS', () => {
     const tls = reply();
-    setCookie(request(true), tls, 'pfb_console', 'abc');
-    setCookie(request(true), tls, 'pfb_console_login', '', { maxAgeSeconds: 0 });
+    setCookie(tls, true, 'pfb_console', 'abc');
+    setCookie(tls, true, 'pfb_console_login', '', { maxAgeSeconds: 0 });
+    setCookie(tls, true, 'pfb_console_oidc', 'p', { sameSite: 'Lax' });
     expect(tls.set).toEqual([
-      'pfb_console=abc; Path=/console; HttpOnly; SameSite=Strict; Secure',
-      'pfb_console_login=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0; Secure',
+      '__Host-pfb_console=abc; Path=/; HttpOnly; SameSite=Strict; Secure',
+      '__Host-pfb_console_login=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure',
+      '__Host-pfb_console_oidc=p; Path=/; HttpOnly; SameSite=Lax; Secure',
     ]);
+  });
+
+  it('see HTTPS over TLS, or in clear behind a TLS proxy (CONSOLE_BEHIND_TLS_PROXY)', () => {
+    const direct = new ConsoleCookies({ behindTlsProxy: false });
+    const proxied = new ConsoleCookies({ behindTlsProxy: true });
+    expect(direct.https(request(true))).toBe(true);
+    expect(direct.https(request(false))).toBe(false);
+    expect(proxied.https(request(false))).toBe(true);
+    // Each reads the name it writes: a plain cookie is not taken for a __Host- one.
+    const both = request(false, 'pfb_console=plain; __Host-pfb_console=host');
+    expect(direct.get(both, 'pfb_console')).toBe('plain');
+    expect(proxied.get(both, 'pfb_console')).toBe('host');
+    const set = reply();
+    proxied.set(request(false), set, 'pfb_console', 'v');
+    expect(set.set).toEqual(['__Host-pfb_console=v; Path=/; HttpOnly; SameSite=Strict; Secure']);
   });
 
   it('are read from the Cookie header, ignoring what is not one', () => {

@@ -10,6 +10,8 @@ import type { ConsoleSession } from '../sign-in/session-store.js';
 export const SESSION_COOKIE = 'pfb_console';
 /** The sign-in form's own CSRF secret (double submit), before there is a session. */
 export const LOGIN_COOKIE = 'pfb_console_login';
+/** A started OpenID sign-in (its state, nonce and PKCE verifier stay in the worker's memory). */
+export const OIDC_COOKIE = 'pfb_console_oidc';
 /** The form field every POST carries its CSRF token in. */
 export const CSRF_FIELD = '_csrf';
 
@@ -32,7 +34,7 @@ export function cookiesOf(request: FastifyRequest): Map<string, string> {
   return cookies;
 }
 
-/** Whether the request reached us over TLS (a cookie set then is `Secure`). */
+/** Whether the request reached us over TLS. */
 export function overTls(request: FastifyRequest): boolean {
   return (request.raw.socket as Partial<TLSSocket>).encrypted === true;
 }
@@ -40,28 +42,40 @@ export function overTls(request: FastifyRequest): boolean {
 export interface CookieOptions {
   /** Seconds; 0 deletes the cookie. Absent: a cookie for the browser's session. */
   readonly maxAgeSeconds?: number;
+  /**
+   * Strict (the default): never sent with a request another site started. Lax: also sent
+   * on a top-level GET from another site (the OpenID provider's redirect back to us).
+   */
+  readonly sameSite?: 'Strict' | 'Lax';
 }
 
-/** Adds a Set-Cookie: HttpOnly, SameSite=Strict, Path=/console, Secure over TLS. */
+/**
+ * A cookie's name and scope as the browser sees the console: over HTTPS `__Host-<name>`
+ * (the browser then insists on Secure, Path=/ and no Domain, so no other host or path can
+ * set or shadow it); over plain HTTP (loopback only) `<name>` on Path=/console.
+ */
+export function cookieName(name: string, https: boolean): string {
+  return https ? `__Host-${name}` : name;
+}
+
+/** Adds a Set-Cookie: HttpOnly, SameSite=Strict (or Lax), Secure and `__Host-` over HTTPS. */
 export function setCookie(
-  request: FastifyRequest,
   reply: FastifyReply,
+  https: boolean,
   name: string,
   value: string,
   options: CookieOptions = {},
 ): void {
   const parts = [
-    `${name}=${encodeURIComponent(value)}`,
-    `Path=${CONSOLE_PREFIX}`,
+    `${cookieName(name, https)}=${encodeURIComponent(value)}`,
+    `Path=${https ? '/' : CONSOLE_PREFIX}`,
     'HttpOnly',
-    'SameSite=Strict',
+    `SameSite=${options.sameSite ?? 'Strict'}`,
   ];
   if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
-  if (overTls(request)) parts.push('Secure');
-  const previous = reply.getHeader('set-cookie');
-  const cookies =
-    previous === undefined ? [] : Array.isArray(previous) ? previous : [String(previous)];
-  void reply.header('set-cookie', [...cookies, parts.join('; ')]);
+  if (https) parts.push('Secure');
+  // fastify adds each Set-Cookie to those set before (it never replaces one).
+  void reply.header('set-cookie', parts.join('; '));
 }
 
 /** A text field of a url-encoded form body ('' when absent or not text). */

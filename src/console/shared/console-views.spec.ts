@@ -3,11 +3,21 @@ import { KIND_LABELS, timelineText } from '../../operator/order-timeline/order-t
 import type { OrderTimeline } from '../../operator/order-timeline/order-timeline.view.js';
 import type { DeadLetterView } from '../../operator/dead-letters/dead-letter.view.js';
 import type { OrderModel } from '../order/order.controller.js';
+import type { ConsoleSession } from '../sign-in/session-store.js';
 import type { LoginModel } from '../sign-in/sign-in.controller.js';
 import { safeNext } from './console-request.js';
 import { ConsoleViews } from './console-views.js';
 
-const session = { operator: 'Kari <script>', csrfToken: 'csrf-1', signedInAt: 0, lastSeenAt: 0 };
+const session: ConsoleSession = {
+  operator: 'Kari <script>',
+  subject: null,
+  verified: false,
+  role: 'operator',
+  csrfToken: 'csrf-1',
+  signedInAt: 0,
+  lastSeenAt: 0,
+  clientAddress: '127.0.0.1',
+};
 
 const timeline: OrderTimeline = {
   order: {
@@ -124,6 +134,8 @@ describe('ConsoleViews', () => {
         operator: '',
         error: 'That token is not right.',
         loginCsrf: 'l-1',
+        tokenSignIn: true,
+        oidcHref: null,
       },
     );
     expect(html).toContain('<label for="token">');

@@ -11,13 +11,31 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-export interface ConsoleSession {
-  /** The name the operator gave at sign-in: "who" in the audit trail. */
+/** `viewer` reads; `operator` reads and acts (replay, verdict, pull, forget, discard, reveal). */
+export const CONSOLE_ROLES = ['viewer', 'operator'] as const;
+export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
+
+/** Who signed in, as the audit trail names them. */
+export interface ConsoleIdentity {
+  /**
+   * "Who" in the audit trail: the provider's display name (OpenID), or the name the person
+   * typed at the token sign-in (unverified).
+   */
   readonly operator: string;
+  /** The provider's subject (`sub`), null for a token sign-in. */
+  readonly subject: string | null;
+  /** Whether the provider vouched for who it is (OpenID), or the name was only typed (token). */
+  readonly verified: boolean;
+  readonly role: ConsoleRole;
+}
+
+export interface ConsoleSession extends ConsoleIdentity {
   /** Each POST carries it in its form (`_csrf`); compared in constant time. */
   readonly csrfToken: string;
   readonly signedInAt: number;
   lastSeenAt: number;
+  /** The client address of the session's latest request (recorded with each action). */
+  clientAddress: string;
 }
 
 export interface SessionLimits {
@@ -43,16 +61,20 @@ export class SessionStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Opens a session for `operator`; its id goes into the cookie. */
-  open(operator: string): { id: string; session: ConsoleSession } {
+  /** Opens a session for `identity`, signed in from `clientAddress`; its id goes into the cookie. */
+  open(identity: ConsoleIdentity, clientAddress: string): { id: string; session: ConsoleSession } {
     this.sweep();
     const id = randomSecret();
     const at = this.now();
     const session: ConsoleSession = {
-      operator,
+      operator: identity.operator,
+      subject: identity.subject,
+      verified: identity.verified,
+      role: identity.role,
       csrfToken: randomSecret(),
       signedInAt: at,
       lastSeenAt: at,
+      clientAddress,
     };
     this.sessions.set(keyOf(id), session);
     return { id, session };

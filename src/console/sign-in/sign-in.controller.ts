@@ -1,30 +1,32 @@
 /**
- * Signing in and out. `GET /console/login` shows the form (operator name, token);
- * `POST /console/login` checks the token in constant time and opens a session (cookie
- * HttpOnly, SameSite=Strict, Secure over TLS). The form carries its own CSRF secret before
- * any session exists (double submit: a cookie and a hidden field that must agree). Wrong
- * tokens are counted per client: after five in a minute it waits (429), and each try while
- * it waits counts as one more. `POST
- * /console/logout` ends the session.
+ * Signing in and out. `GET /console/login` shows the ways in that are configured: "Sign in
+ * with your organization" (the OpenID provider, oidc.controller.ts) and the token form
+ * (operator name, token). `POST /console/login` checks the token in constant time and opens
+ * a session (cookie HttpOnly, SameSite=Strict, Secure and `__Host-` over HTTPS); its name
+ * is only typed, so the audit marks it unverified. The form carries its own CSRF secret
+ * before any session exists (double submit: a cookie and a hidden field that must agree).
+ * Failed sign-ins are counted per client and for everyone (SignInThrottle): past either
+ * limit, 429, and each try while waiting counts as one more. Wrong tokens are recorded in
+ * the audit (`sign_in`, refused). `POST /console/logout` ends the session.
  */
-import { Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, NotFoundException, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import type { AppLogger } from '../../common/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
+import { ConsoleCookies } from '../shared/console-cookies.js';
 import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
+import { OpenToViewers } from '../shared/open-to-viewers.js';
 import { ConsolePageKit } from '../shared/console-page-kit.js';
 import {
   CSRF_FIELD,
   LOGIN_COOKIE,
   SESSION_COOKIE,
-  cookiesOf,
   formField,
   queryParam,
   safeNext,
   sessionOf,
-  setCookie,
 } from '../shared/console-request.js';
 import { CsrfRejected, SignInThrottled } from '../shared/console.errors.js';
 import { ConsoleAuth } from './console-auth.js';
@@ -39,6 +41,10 @@ export interface LoginModel {
   readonly operator: string;
   readonly error: string | null;
   readonly loginCsrf: string;
+  /** Whether the token form is offered (CONSOLE_TOKEN set). */
+  readonly tokenSignIn: boolean;
+  /** The OpenID sign-in's start (CONSOLE_OIDC_* set), with `next`; null when none. */
+  readonly oidcHref: string | null;
 }
 
 /** The name as given, trimmed, without control characters; '' when unusable. */
@@ -54,6 +60,7 @@ export class SignInController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
 
@@ -73,24 +80,40 @@ export class SignInController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string | undefined> {
-    const loginSecret = cookiesOf(request).get(LOGIN_COOKIE) ?? '';
+    const token = this.auth.token;
+    if (token === null) throw new NotFoundException();
+    const loginSecret = this.cookies.get(request, LOGIN_COOKIE);
     const sent = formField(request.body, CSRF_FIELD);
     if (loginSecret === '' || sent === '' || !sameSecret(sent, loginSecret)) {
       throw new CsrfRejected();
     }
     const wait = this.auth.throttle.waitFor(request.ip);
-    if (wait > 0) {
+    if (wait !== undefined) {
       // A try while waiting counts too: a client that keeps guessing keeps waiting.
       this.auth.throttle.failed(request.ip);
-      this.logger.warn({ client: clientOf(request.ip) }, 'console sign-in throttled');
-      throw new SignInThrottled(Math.ceil(wait / 1000));
+      this.logger.warn(
+        { client: clientOf(request.ip), scope: wait.scope },
+        'console sign-in throttled',
+      );
+      throw new SignInThrottled(Math.ceil(wait.ms / 1000), wait.scope);
     }
     const next = safeNext(formField(request.body, 'next'));
     const operator = operatorName(formField(request.body, 'operator'));
-    const token = formField(request.body, 'token');
-    if (!this.auth.token.matches(token)) {
+    if (!token.matches(formField(request.body, 'token'))) {
       this.auth.throttle.failed(request.ip);
       this.logger.warn({ client: clientOf(request.ip) }, 'console sign-in with a wrong token');
+      await this.kit.record(
+        {
+          operator: operator === '' ? '(no name given)' : operator,
+          subject: null,
+          verified: false,
+          clientAddress: request.ip,
+        },
+        'sign_in',
+        null,
+        'refused',
+        { method: 'token', reason: 'wrong_token' },
+      );
       void reply.code(401);
       return this.render(request, reply, { next, operator, error: 'That token is not right.' });
     }
@@ -102,10 +125,16 @@ export class SignInController {
         error: `Give your name (at most ${MAX_OPERATOR_NAME} characters): it is recorded with what you do.`,
       });
     }
-    const { id, session } = this.auth.sessions.open(operator);
-    setCookie(request, reply, SESSION_COOKIE, id, { maxAgeSeconds: this.auth.cookieMaxAgeSeconds });
-    setCookie(request, reply, LOGIN_COOKIE, '', { maxAgeSeconds: 0 });
-    await this.kit.record(session, 'sign_in', null, 'done');
+    // The token says only that the person holds it; the name is theirs to type (unverified).
+    const { id, session } = this.auth.sessions.open(
+      { operator, subject: null, verified: false, role: 'operator' },
+      request.ip,
+    );
+    this.cookies.set(request, reply, SESSION_COOKIE, id, {
+      maxAgeSeconds: this.auth.cookieMaxAgeSeconds,
+    });
+    this.cookies.clear(request, reply, LOGIN_COOKIE);
+    await this.kit.record(session, 'sign_in', null, 'done', { method: 'token', role: 'operator' });
     void reply.code(303).header('location', next);
     return undefined;
   }
@@ -113,14 +142,18 @@ export class SignInController {
   private render(
     request: FastifyRequest,
     reply: FastifyReply,
-    model: Omit<LoginModel, 'loginCsrf'>,
+    model: Pick<LoginModel, 'next' | 'operator' | 'error'>,
   ): string {
-    const loginCsrf = cookiesOf(request).get(LOGIN_COOKIE) || randomSecret();
-    setCookie(request, reply, LOGIN_COOKIE, loginCsrf);
+    const loginCsrf = this.cookies.get(request, LOGIN_COOKIE) || randomSecret();
+    if (this.auth.token !== null) this.cookies.set(request, reply, LOGIN_COOKIE, loginCsrf);
+    const oidcHref =
+      this.auth.oidc === null
+        ? null
+        : `${CONSOLE_PREFIX}/oidc/login?next=${encodeURIComponent(model.next)}`;
     return this.kit.render<LoginModel>(
       'sign-in/login',
       { title: 'Sign in', section: null, session: null },
-      { ...model, loginCsrf },
+      { ...model, loginCsrf, tokenSignIn: this.auth.token !== null, oidcHref },
     );
   }
 }
@@ -131,16 +164,18 @@ export class SignOutController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
   ) {}
 
   @Post('logout')
+  @OpenToViewers()
   async signOut(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
     const session = sessionOf(request);
-    this.auth.sessions.close(cookiesOf(request).get(SESSION_COOKIE));
-    setCookie(request, reply, SESSION_COOKIE, '', { maxAgeSeconds: 0 });
+    this.auth.sessions.close(this.cookies.get(request, SESSION_COOKIE));
+    this.cookies.clear(request, reply, SESSION_COOKIE);
     if (session !== undefined) await this.kit.record(session, 'sign_out', null, 'done');
     void reply.code(303).header('location', `${CONSOLE_PREFIX}/login`);
   }

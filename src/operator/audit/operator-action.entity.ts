@@ -3,18 +3,32 @@ import { col } from '../../database/columns.js';
 
 /**
  * What a person did by hand in the operator console: replay, verdict, pull, forget, or
- * revealing a customer's contact data. Only ever inserted (an audit trail); the order's
- * timeline shows the rows of its order. `details` names no personal data.
+ * revealing a customer's contact data; signing in and out, failed sign-ins and refused
+ * actions. Only ever inserted (an audit trail); the order's timeline shows the rows of its
+ * order. `details` names no personal data.
  */
 @Entity({ name: 'operator_actions' })
 @Index('operator_actions_order_idx', ['orderId', 'id'])
 export class OperatorActionEntity {
   @col.bigintId() id!: string;
 
-  /** Who: the name the person gave at sign-in. */
+  /**
+   * Who: the provider's display name (OpenID sign-in), or the name the person typed at the
+   * token sign-in (then `actorVerified` is false).
+   */
   @col.text() actor!: string;
 
-  /** What: replay, verdict, pull, forget, reveal_contact… */
+  /** The OpenID provider's subject (`sub`); null for the token sign-in. */
+  @col.text('actor_subject', { nullable: true }) actorSubject!: string | null;
+
+  /** Whether the provider vouched for who it was (false: a name typed at the token sign-in). */
+  @Column({ name: 'actor_verified', type: 'boolean', default: false })
+  actorVerified!: boolean;
+
+  /** The client address the request came from. */
+  @col.text('client_address', { nullable: true }) clientAddress!: string | null;
+
+  /** What: replay, verdict, pull, forget, reveal_contact, sign_in, action_refused… */
   @col.text() action!: string;
 
   /** The order it concerned, when it concerned one. */

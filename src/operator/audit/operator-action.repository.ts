@@ -16,6 +16,8 @@ export const OPERATOR_ACTIONS = [
   'reveal_contact',
   'sign_in',
   'sign_out',
+  /** A viewer (read only) tried to act: refused with 403, nothing changed. */
+  'action_refused',
 ] as const;
 export type OperatorActionKind = (typeof OPERATOR_ACTIONS)[number];
 
@@ -27,6 +29,11 @@ export type ActionDetails = Readonly<Record<string, string | number | boolean | 
 
 export interface NewOperatorAction {
   readonly actor: string;
+  /** The OpenID provider's subject; null for the token sign-in (or when nobody is known). */
+  readonly actorSubject: string | null;
+  /** Whether the provider vouched for the actor (false: a name typed at the token sign-in). */
+  readonly actorVerified: boolean;
+  readonly clientAddress: string | null;
   readonly action: OperatorActionKind;
   readonly orderId: string | null;
   readonly details: ActionDetails;
@@ -38,6 +45,9 @@ const detailValue = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const actionRow = z.object({
   id: z.string(),
   actor: z.string(),
+  actorSubject: z.string().nullable(),
+  actorVerified: z.boolean(),
+  clientAddress: z.string().nullable(),
   action: z.string(),
   orderId: z.string().nullable(),
   details: z.record(z.string(), detailValue),
@@ -47,18 +57,29 @@ const actionRow = z.object({
 
 export type OperatorActionRow = z.infer<typeof actionRow>;
 
-const COLUMNS = `id::text AS id, actor, action, order_id AS "orderId", details, outcome,
-  performed_at AS "performedAt"`;
+const COLUMNS = `id::text AS id, actor, actor_subject AS "actorSubject",
+  actor_verified AS "actorVerified", client_address AS "clientAddress", action,
+  order_id AS "orderId", details, outcome, performed_at AS "performedAt"`;
 
 export class OperatorActionRepository {
   async record(sql: Sql, action: NewOperatorAction): Promise<OperatorActionRow> {
     const [row] = await queryRows(
       sql,
       actionRow,
-      `INSERT INTO operator_actions (actor, action, order_id, details, outcome)
-       VALUES ($1, $2, $3, $4::jsonb, $5)
+      `INSERT INTO operator_actions (actor, actor_subject, actor_verified, client_address,
+                                     action, order_id, details, outcome)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
        RETURNING ${COLUMNS}`,
-      [action.actor, action.action, action.orderId, JSON.stringify(action.details), action.outcome],
+      [
+        action.actor,
+        action.actorSubject,
+        action.actorVerified,
+        action.clientAddress,
+        action.action,
+        action.orderId,
+        JSON.stringify(action.details),
+        action.outcome,
+      ],
     );
     if (row === undefined) throw new Error('the operator action was not recorded');
     return row;

@@ -322,9 +322,11 @@ export class OrderTimelineQuery {
       eventId === null ? null : (traces.get(eventId) ?? null);
 
     const entries: TimelineEntry[] = [
+      // At the moment it was read (cause first), not when its processing ended; rows kept
+      // before read_at existed have only the latter.
       ...events.map((event) =>
         entry(
-          event.processedAt,
+          event.readAt ?? event.processedAt,
           'erp_event',
           event.type,
           'processed',
@@ -332,6 +334,8 @@ export class OrderTimelineQuery {
           [
             ...fact('Event id', event.eventId),
             ...fact('Read from', `${event.topic}/${event.partition}@${event.offset}`),
+            ...fact('Read', event.readAt?.toISOString()),
+            ...fact('Processed', event.processedAt.toISOString()),
           ],
           traceOf(event.eventId),
         ),
@@ -405,9 +409,18 @@ export class OrderTimelineQuery {
           `${action.action.replace('_', ' ')} by ${sanitizeText(action.actor)}`,
           action.outcome,
           action.outcome === 'done' ? 'info' : 'warn',
-          Object.entries(action.details).flatMap(([name, value]) =>
-            fact(name, value === null ? null : sanitizeText(String(value))),
-          ),
+          [
+            ...fact(
+              'Who',
+              action.actorVerified
+                ? `signed in through the OpenID provider (subject ${sanitizeText(action.actorSubject ?? '')})`
+                : 'name typed at the token sign-in (not verified)',
+            ),
+            ...fact('From', action.clientAddress),
+            ...Object.entries(action.details).flatMap(([name, value]) =>
+              fact(name, value === null ? null : sanitizeText(String(value))),
+            ),
+          ],
         ),
       ),
     ];

@@ -57,6 +57,7 @@ export class AttemptComplete {
       topic: source.topic,
       partition: source.partition,
       offset: source.offset,
+      readAt: source.readAt,
     };
     tx.defer(this.finishKey, [row], (sql, rows) => this.finishAll(sql, rows));
   }

@@ -8,10 +8,16 @@ export interface EventSource {
   readonly partition: number;
   /** Kafka offset as decimal text. */
   readonly offset: string;
+  /**
+   * When the worker took this delivery up (handed to its handler): the order's timeline
+   * places the event there, before the calls and status events it caused.
+   */
+  readonly readAt?: Date;
 }
 
-export function sourceOf(message: InboundMessage): EventSource {
-  return { topic: message.topic, partition: message.partition, offset: message.offset };
+/** Where `message` was read, taken up at `readAt` (now). */
+export function sourceOf(message: InboundMessage, readAt: Date = new Date()): EventSource {
+  return { topic: message.topic, partition: message.partition, offset: message.offset, readAt };
 }
 
 /** Spans of commands made without one (tests, tools): a new trace each, recorded nowhere. */
