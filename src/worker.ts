@@ -18,7 +18,11 @@ import type { AppConfig } from './config/app-config.js';
 import type { AppLogger } from './common/logger.js';
 import { NestPinoLogger } from './common/nest-logger.js';
 import { LISTENER_CONSTRAINT, listenerConstraint } from './management/listener-constraint.js';
-import { ManagementListener, localUrl } from './management/management-listener.js';
+import {
+  ManagementListener,
+  localUrl,
+  managementTlsOptions,
+} from './management/management-listener.js';
 import {
   PUBLIC_BODY_LIMIT_BYTES,
   PublicListener,
@@ -38,7 +42,10 @@ export interface Worker {
   readonly app: NestFastifyApplication;
   /** Base URL of the public listener (http or https): the webhook receiver only. */
   readonly url: string;
-  /** Base URL of the management listener (plain http): /metrics, /health/live, /health/ready. */
+  /**
+   * Base URL of the management listener (http, or https with MANAGEMENT_TLS_CERT_FILE):
+   * /metrics, /health/live, /health/ready, /console.
+   */
   readonly managementUrl: string;
   /**
    * Stops fetching, lets in-flight events finish and commits their offsets, publishes
@@ -54,6 +61,9 @@ export async function startWorker(
   logger: AppLogger,
   overrides: WorkerOverrides = {},
 ): Promise<Worker> {
+  // The management port's certificate is read first: a file that cannot be read, or a
+  // certificate and key that do not make a pair, stop start-up before anything connects.
+  const managementTls = managementTlsOptions(config);
   // Topics are never auto-created: refuse to start (TopicsMissingError, naming each one)
   // before anything connects, rather than consume or publish into nothing.
   await checkWorkerTopics(kafkaClientOptionsFromConfig(config, logger), config);
@@ -82,6 +92,7 @@ export async function startWorker(
       (request, response) => fastify.routing(request, response),
       config.MANAGEMENT_PORT,
       config.MANAGEMENT_HOST,
+      managementTls,
     );
   } catch (error) {
     await app.close();
@@ -95,7 +106,12 @@ export async function startWorker(
     'listening for webhooks',
   );
   logger.info(
-    { listener: 'management', host: config.MANAGEMENT_HOST, port: management.port, tls: false },
+    {
+      listener: 'management',
+      host: config.MANAGEMENT_HOST,
+      port: management.port,
+      tls: managementTls !== null,
+    },
     'listening for operations (metrics, health)',
   );
   try {

@@ -9,6 +9,13 @@ import { z } from 'zod';
 import { ValidationError } from '../common/app-error.js';
 import { fileErrorCode } from '../common/file-error.js';
 import { isTimeZone } from '../common/calendar.js';
+import {
+  CLEAR_TEXT_URL_MESSAGE,
+  isClearTextToRemote,
+  kafkaSaslInClear,
+  managementInClear,
+  type ClearTextViolation,
+} from './transport-security.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
@@ -19,6 +26,11 @@ const httpUrl = z
   .url({ message: 'must be an absolute URL' })
   .refine((value) => /^https?:\/\//.test(value), { message: 'must be an http(s) URL' })
   .transform((value) => value.replace(/\/+$/, ''));
+
+/** An http(s) URL that carries secrets: https, or plain http to a loopback host only. */
+const httpsUnlessLoopback = httpUrl.refine((value) => !isClearTextToRemote(value), {
+  message: CLEAR_TEXT_URL_MESSAGE,
+});
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -71,6 +83,7 @@ export const FILE_SECRETS = [
   'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET',
   'DATABASE_PASSWORD',
   'CONSOLE_TOKEN',
+  'CONSOLE_OIDC_CLIENT_SECRET',
 ] as const;
 export type FileSecret = (typeof FILE_SECRETS)[number];
 
@@ -143,9 +156,14 @@ export const envSchema = z.object({
   KAFKA_SASL_USERNAME: z.string().min(1).optional(),
   KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
   /** OAUTHBEARER: an OAuth 2.0 client-credentials token endpoint and the client's credentials. */
-  KAFKA_SASL_OAUTHBEARER_TOKEN_URL: httpUrl.optional(),
+  KAFKA_SASL_OAUTHBEARER_TOKEN_URL: httpsUnlessLoopback.optional(),
   KAFKA_SASL_OAUTHBEARER_CLIENT_ID: z.string().min(1).optional(),
   KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET: z.string().min(1).optional(),
+  /**
+   * Where KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET was read from, when it came from a file: each
+   * token request reads it again, so a rotated secret needs no restart.
+   */
+  KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE: filePath.optional(),
   KAFKA_SASL_OAUTHBEARER_SCOPE: z.string().min(1).optional(),
   TOPIC_ORDERS: z.string().min(1).default('erp.orders.v1'),
   TOPIC_PAYMENT_STATUS: z.string().min(1).default('payflow.payment-status.v1'),
@@ -165,9 +183,10 @@ export const envSchema = z.object({
   RETRY_MAX_ATTEMPTS: positiveInt.default(10),
   RETRY_MAX_DURATION: duration.default(15 * 60_000),
 
-  PAYFLOW_BASE_URL: httpUrl,
-  PAYFLOW_PARTNER_BASE_URL: httpUrl,
-  PAYFLOW_TOKEN_URL: httpUrl.optional(),
+  /** https, or http to a loopback host only (transport-security.ts; the sandbox). */
+  PAYFLOW_BASE_URL: httpsUnlessLoopback,
+  PAYFLOW_PARTNER_BASE_URL: httpsUnlessLoopback,
+  PAYFLOW_TOKEN_URL: httpsUnlessLoopback.optional(),
   PAYFLOW_CLIENT_ID: z.string().min(1, { message: 'is required' }),
   PAYFLOW_CLIENT_SECRET: z.string().min(1, { message: 'is required' }),
   /**
@@ -206,6 +225,13 @@ export const envSchema = z.object({
       message: 'must be at least 7d (longer than Payflow retries a webhook)',
     }),
   /**
+   * Personal data of orders untouched for longer is erased, daily (CONTRACT §10,
+   * docs/privacy.md); also the retention.ms `topics create` gives the `.dlq` topic.
+   */
+  RETENTION_PERSONAL_DATA: duration
+    .default(90 * 86_400_000)
+    .refine((ms) => ms >= 86_400_000, { message: 'must be at least 1d' }),
+  /**
    * New webhooks wake the processor of the replica that stored them at once; this poll
    * only finds deferred retries (back-off from 5 s) and rows of a replica that died (their
    * 120 s lease), so it need not cost an idle worker one transaction a second.
@@ -227,11 +253,34 @@ export const envSchema = z.object({
   /** The private operations listener: /metrics, /health/live, /health/ready, /console. */
   MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   MANAGEMENT_HOST: z.string().min(1).default('0.0.0.0'),
+  /** TLS on the management port (PEM certificate chain and key); set together or not at all. */
+  MANAGEMENT_TLS_CERT_FILE: filePath.optional(),
+  MANAGEMENT_TLS_KEY_FILE: filePath.optional(),
+  /**
+   * A TLS-terminating proxy stands in front of the management port: the console may run on
+   * plain HTTP bound to an address other than loopback, and its cookies are Secure.
+   */
+  CONSOLE_BEHIND_TLS_PROXY: boolean.default(false),
   /** Unset: no console. Set: /console on the management port, signed in with this token. */
   CONSOLE_TOKEN: z
     .string()
     .min(16, { message: 'must be at least 16 characters (a long random token)' })
     .optional(),
+  /**
+   * Console sign-in through the organization's OpenID provider (CONTRACT §10): its issuer
+   * URL, this console's client id and secret, and the ID token claim that lists the roles
+   * (`viewer`, `operator`). The first three are set together or not at all.
+   */
+  CONSOLE_OIDC_ISSUER: z
+    .string()
+    .url({ message: 'must be an absolute URL' })
+    // Kept exactly as given: the provider's discovery document must name the same issuer.
+    .refine((value) => /^https?:\/\//.test(value), { message: 'must be an http(s) URL' })
+    .refine((value) => !isClearTextToRemote(value), { message: CLEAR_TEXT_URL_MESSAGE })
+    .optional(),
+  CONSOLE_OIDC_CLIENT_ID: z.string().min(1).optional(),
+  CONSOLE_OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  CONSOLE_OIDC_ROLES_CLAIM: z.string().min(1).default('roles'),
 
   SETTLEMENT_CRON: z
     .string()
@@ -361,7 +410,9 @@ export function parseVariables<S extends z.ZodType>(
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): AppConfig {
   const config = parseVariables(envSchema, resolveSecretFiles(setVariables(env)));
   checkPair(config, 'TLS_CERT_FILE', 'TLS_KEY_FILE');
+  checkConsoleOidc(config);
   checkKafkaSecurity(config);
+  throwViolation(managementInClear(config));
   return {
     ...config,
     PAYFLOW_MAX_CONNECTIONS: config.PAYFLOW_MAX_CONNECTIONS ?? config.MAX_IN_FLIGHT,
@@ -388,6 +439,11 @@ export function lateEffectWindow(
   return window;
 }
 
+/** A broken rule of transport-security.ts as the one-line ConfigError. */
+function throwViolation(violation: ClearTextViolation | undefined): void {
+  if (violation !== undefined) throw new ConfigError(violation.variable, violation.problem);
+}
+
 function checkPair<C extends object>(
   config: C,
   first: keyof C & string,
@@ -398,6 +454,25 @@ function checkPair<C extends object>(
       config[first] === undefined ? first : second,
       `must be set together with its pair (${first} and ${second})`,
     );
+  }
+}
+
+/** The console's OpenID provider: issuer, client id and client secret, all three or none. */
+export function checkConsoleOidc(
+  config: Pick<
+    z.output<typeof envSchema>,
+    'CONSOLE_OIDC_ISSUER' | 'CONSOLE_OIDC_CLIENT_ID' | 'CONSOLE_OIDC_CLIENT_SECRET'
+  >,
+): void {
+  const names = [
+    'CONSOLE_OIDC_ISSUER',
+    'CONSOLE_OIDC_CLIENT_ID',
+    'CONSOLE_OIDC_CLIENT_SECRET',
+  ] as const;
+  const set = names.filter((name) => config[name] !== undefined);
+  const missing = names.find((name) => config[name] === undefined);
+  if (set.length > 0 && missing !== undefined) {
+    throw new ConfigError(missing, `is required with ${set.join(', ')} (OpenID sign-in)`);
   }
 }
 
@@ -414,12 +489,14 @@ export type KafkaSecurityConfig = Pick<
   | 'KAFKA_SASL_OAUTHBEARER_TOKEN_URL'
   | 'KAFKA_SASL_OAUTHBEARER_CLIENT_ID'
   | 'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET'
+  | 'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE'
   | 'KAFKA_SASL_OAUTHBEARER_SCOPE'
 >;
 
 /**
  * The Kafka security variables fit together: TLS files only with KAFKA_SSL, the client
- * certificate with its key, and each SASL mechanism with exactly the credentials it uses.
+ * certificate with its key, each SASL mechanism with exactly the credentials it uses, and
+ * PLAIN or OAUTHBEARER only with KAFKA_SSL.
  */
 export function checkKafkaSecurity(config: KafkaSecurityConfig): void {
   checkPair(config, 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE');
@@ -459,6 +536,8 @@ export function checkKafkaSecurity(config: KafkaSecurityConfig): void {
         : `is not used with KAFKA_SASL_MECHANISM=${mechanism}`,
     );
   }
+  // PLAIN and OAUTHBEARER send their secret as it is: only over TLS (transport-security.ts).
+  throwViolation(kafkaSaslInClear(config));
 }
 
 const databaseEnvSchema = envSchema.pick({

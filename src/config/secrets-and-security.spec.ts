@@ -33,6 +33,8 @@ describe('secrets from files (<NAME>_FILE)', () => {
       PAYFLOW_CLIENT_SECRET_FILE: secretFile('payflow', 'from-file\n'),
       DATABASE_PASSWORD_FILE: secretFile('db', 'db-pass\n'),
       CONSOLE_TOKEN_FILE: secretFile('console', 'a-console-token-of-some-length\n'),
+      // The console on plain HTTP: loopback only (transport-security.spec.ts).
+      MANAGEMENT_HOST: '127.0.0.1',
       KAFKA_SASL_MECHANISM: 'scram-sha-512',
       KAFKA_SASL_USERNAME: 'worker',
       KAFKA_SASL_PASSWORD_FILE: secretFile('kafka', 'kafka-pass'),
@@ -42,16 +44,18 @@ describe('secrets from files (<NAME>_FILE)', () => {
     expect(config.DATABASE_PASSWORD).toBe('db-pass');
     expect(config.CONSOLE_TOKEN).toBe('a-console-token-of-some-length');
     expect(config.KAFKA_SASL_PASSWORD).toBe('kafka-pass');
-    expect(
-      loadConfig({
-        ...required,
-        KAFKA_SASL_MECHANISM: 'oauthbearer',
-        KAFKA_SASL_OAUTHBEARER_TOKEN_URL: 'https://idp.example.com/token',
-        KAFKA_SASL_OAUTHBEARER_CLIENT_ID: 'bridge',
-        KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE: secretFile('oauth', 'oauth-secret\n'),
-        PAYFLOW_CLIENT_SECRET: 'x',
-      }).KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET,
-    ).toBe('oauth-secret');
+    const oauth = loadConfig({
+      ...required,
+      KAFKA_SSL: 'true',
+      KAFKA_SASL_MECHANISM: 'oauthbearer',
+      KAFKA_SASL_OAUTHBEARER_TOKEN_URL: 'https://idp.example.com/token',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_ID: 'bridge',
+      KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE: secretFile('oauth', 'oauth-secret\n'),
+      PAYFLOW_CLIENT_SECRET: 'x',
+    });
+    expect(oauth.KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET).toBe('oauth-secret');
+    // Kept, so that each token request reads a rotated secret (kafka-oauthbearer.ts).
+    expect(oauth.KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE).toBe(join(dir, 'oauth'));
   });
 
   it('refuses a secret set both ways, naming both variables', () => {

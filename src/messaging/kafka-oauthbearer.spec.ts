@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KafkaAccessError } from './kafka-access.js';
 import {
   KafkaTokenRequestError,
   OAuthBearerTokenSource,
+  currentSecret,
   oauthBearerMechanism,
   requestClientCredentialsToken,
 } from './kafka-oauthbearer.js';
@@ -83,6 +87,36 @@ describe('requestClientCredentialsToken', () => {
       'base64',
     ).toString();
     expect(basic).toBe(`bridge:${encodeURIComponent(SECRET)}`);
+  });
+
+  it('reads a secret from a file again for every token request (rotation without a restart)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pfb-oauth-secret-'));
+    const file = join(dir, 'secret');
+    const basicOf = (index: number): string =>
+      Buffer.from((seen[index]?.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
+    try {
+      answer = { status: 200, body: 'token' };
+      seen.length = 0;
+      writeFileSync(file, 'first-secret\n');
+      const fromFile = { ...settings(), clientSecret: 'first-secret', clientSecretFile: file };
+      await requestClientCredentialsToken(fromFile);
+      writeFileSync(file, 'rotated-secret\n');
+      await requestClientCredentialsToken(fromFile);
+      // A file being replaced (gone or empty for a moment): the secret read at start-up.
+      rmSync(file);
+      await requestClientCredentialsToken(fromFile);
+      writeFileSync(file, '');
+      await requestClientCredentialsToken(fromFile);
+      expect([0, 1, 2, 3].map(basicOf)).toEqual([
+        'bridge:first-secret',
+        'bridge:rotated-secret',
+        'bridge:first-secret',
+        'bridge:first-secret',
+      ]);
+      expect(currentSecret({ clientSecret: 'given' })).toBe('given');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('sends no scope when none is configured', async () => {

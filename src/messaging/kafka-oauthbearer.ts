@@ -4,6 +4,10 @@
  * optional scope), the answer validated with zod, and the token cached and fetched again
  * before it expires (TokenCache: at half its lifetime, or 60 s before it ends when sooner).
  *
+ * The client secret is read again from KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE for every
+ * token request (currentSecret), so a secret rotated in its file is used from the next
+ * token on, without a restart.
+ *
  * kafkajs asks for a token on every new connection and before it re-authenticates one
  * (KIP-368, when the brokers set `connections.max.reauth.ms`); each ask is answered from the
  * cache, so the brokers never see a token about to expire.
@@ -14,10 +18,12 @@
  * fails as a closed connection and is retried for minutes. Ours reads the challenge and
  * fails at once, saying why.
  */
+import { readFileSync } from 'node:fs';
 import type { AuthenticationProviderArgs, Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { AppError } from '../common/app-error.js';
+import { secretFromFileContent } from '../config/app-config.js';
 import { KafkaAccessError } from './kafka-access.js';
 import { TokenCache, tokenLifetimeSeconds } from '../payflow/payflow.token.js';
 
@@ -26,8 +32,13 @@ export interface OAuthBearerSettings {
   readonly tokenUrl: string;
   /** KAFKA_SASL_OAUTHBEARER_CLIENT_ID */
   readonly clientId: string;
-  /** KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET */
+  /** KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET (as read at start-up) */
   readonly clientSecret: string;
+  /**
+   * KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE: read again for every token request, so that a
+   * secret rotated in its file is used from the next token on, without a restart.
+   */
+  readonly clientSecretFile?: string | undefined;
   /** KAFKA_SASL_OAUTHBEARER_SCOPE */
   readonly scope?: string | undefined;
   /** Time-out of one token request. Default 10 s. */
@@ -87,6 +98,24 @@ function redactUrl(url: string): string {
   }
 }
 
+/**
+ * The client secret for the next token request: the file's content now, when the secret
+ * came from a file; the secret read at start-up when there is no file, or when it cannot be
+ * read now or is empty (a Secret being replaced), so a bad moment costs nothing.
+ */
+export function currentSecret(
+  settings: Pick<OAuthBearerSettings, 'clientSecret' | 'clientSecretFile'>,
+  readFile: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): string {
+  if (settings.clientSecretFile === undefined) return settings.clientSecret;
+  try {
+    const secret = secretFromFileContent(readFile(settings.clientSecretFile));
+    return secret === '' ? settings.clientSecret : secret;
+  } catch {
+    return settings.clientSecret;
+  }
+}
+
 /** One client-credentials token request; the answer validated. */
 export async function requestClientCredentialsToken(
   settings: OAuthBearerSettings,
@@ -95,7 +124,7 @@ export async function requestClientCredentialsToken(
   if (settings.scope !== undefined) body.set('scope', settings.scope);
   // RFC 6749 §2.3.1: id and secret form-urlencoded, then Basic.
   const basic = Buffer.from(
-    `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(settings.clientSecret)}`,
+    `${encodeURIComponent(settings.clientId)}:${encodeURIComponent(currentSecret(settings))}`,
   ).toString('base64');
   const timeoutMs = settings.timeoutMs ?? 10_000;
   let answer: Dispatcher.ResponseData;

@@ -168,6 +168,7 @@ function saslFromConfig(
           tokenUrl: required(config, 'KAFKA_SASL_OAUTHBEARER_TOKEN_URL'),
           clientId,
           clientSecret: required(config, 'KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET'),
+          clientSecretFile: config.KAFKA_SASL_OAUTHBEARER_CLIENT_SECRET_FILE,
           scope: config.KAFKA_SASL_OAUTHBEARER_SCOPE,
         }),
       },

@@ -238,6 +238,36 @@ describe('the console’s operations pages in a browser', () => {
     await expect(page.getByRole('cell', { name: 'x-dlq-reason' }).count()).resolves.toBe(1);
     await screenshot(page, join(SHOTS, 'dead-letter.png'));
 
+    // Personal data is masked (names, addresses, e-mail, phone, VIN, plates) until a person
+    // asks to see it; the asking is in the audit trail, which names no personal value.
+    for (const personal of [
+      'Nordmann',
+      'Storgata',
+      'kari@example.com',
+      '41234567',
+      'YV1ABCDEF12345678',
+      'EV12345',
+    ]) {
+      expect(body).not.toContain(personal);
+    }
+    expect(body).toContain('k•••@example.com');
+    await page.getByRole('button', { name: 'Show them' }).click();
+    await page.waitForLoadState();
+    const shown = (await page.locator('pre.message').textContent()) ?? '';
+    expect(shown).toContain('"lastName": "Nordmann"');
+    expect(shown).toContain('YV1ABCDEF12345678');
+    const reveals = await actions('reveal_contact', refused);
+    expect(reveals).toEqual([
+      expect.objectContaining({
+        actor: OPERATOR,
+        outcome: 'done',
+        details: expect.objectContaining({
+          kinds: 'name,address,email,phone,vin,number_plate',
+        }) as unknown,
+      }),
+    ]);
+    expect(JSON.stringify(reveals)).not.toMatch(/Nordmann|kari@example|41234567|YV1ABCDEF/);
+
     // Replay the order: its two letters go back, the order is unblocked, the payment made.
     expect(
       await one<{ blocked: boolean }>(

@@ -90,13 +90,21 @@ describe('docker-compose.yml', () => {
     expect(replicationFactor).toBe(brokers.length);
   });
 
-  it('points the worker at the sandbox and the sandbox back at the worker', () => {
+  it('points the worker at the sandbox over TLS and the sandbox back at the worker', () => {
     const sandbox = parseSandboxEnv(envOf('sandbox'));
     if (!sandbox.ok) throw new Error(sandbox.error);
     const worker = loadConfig(envOf('worker'));
+    // Nothing in clear (docs/security.md): https to `payflow`, which terminates TLS with the
+    // certificate the worker trusts and forwards to the sandbox's plain HTTP port.
     const payflow = new URL(worker.PAYFLOW_BASE_URL);
-    expect(payflow.hostname).toBe('sandbox');
-    expect(Number(payflow.port)).toBe(sandbox.env.SANDBOX_PORT);
+    expect(payflow.protocol).toBe('https:');
+    expect(payflow.hostname).toBe('payflow');
+    const proxy = service('payflow').command ?? [];
+    expect(proxy[0]).toMatch(
+      new RegExp(`^OPENSSL-LISTEN:${payflow.port},.*cert=/certs/payflow\\.crt`),
+    );
+    expect(proxy[1]).toBe(`TCP:sandbox:${sandbox.env.SANDBOX_PORT}`);
+    expect(envOf('worker').NODE_EXTRA_CA_CERTS).toBe('/certs/payflow.crt');
     const webhooks = new URL(worker.WEBHOOK_PUBLIC_BASE_URL);
     expect(webhooks.protocol).toBe('https:');
     expect(webhooks.hostname).toBe('worker');

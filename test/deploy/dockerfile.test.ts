@@ -28,6 +28,7 @@ import type { AddressInfo, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { generate } from 'selfsigned';
 import { selfSignedTls } from '../../testbed/tls.js';
 import { parseDockerfile, type DockerStage } from './dockerfile.js';
 
@@ -213,6 +214,42 @@ describe('the Dockerfile', () => {
         rmSync(certFile, { force: true });
       }
       await expect(healthcheck(worker)).resolves.toBe(1);
+    });
+
+    it('asks over HTTPS, verifying the certificate, when the management port has TLS', async () => {
+      const tls = await selfSignedTls();
+      const other = await generate([{ name: 'commonName', value: 'localhost' }], {
+        keyType: 'ec',
+        curve: 'P-256',
+        algorithm: 'sha256',
+      });
+      const management = createHttpsServer({ key: tls.key, cert: tls.cert }, (_req, res) =>
+        res.writeHead(200).end(),
+      );
+      const port = await listen(management);
+      const certFile = join(context, 'management.crt');
+      const otherFile = join(context, 'other.crt');
+      writeFileSync(certFile, tls.cert);
+      writeFileSync(otherFile, other.cert);
+      try {
+        await expect(
+          healthcheck({ MANAGEMENT_PORT: String(port), MANAGEMENT_TLS_CERT_FILE: certFile }),
+        ).resolves.toBe(0);
+        // A listener whose certificate is not the configured one is not ours.
+        await expect(
+          healthcheck({ MANAGEMENT_PORT: String(port), MANAGEMENT_TLS_CERT_FILE: otherFile }),
+        ).resolves.toBe(1);
+        await expect(
+          healthcheck({
+            MANAGEMENT_PORT: String(port),
+            MANAGEMENT_TLS_CERT_FILE: join(context, 'missing.crt'),
+          }),
+        ).resolves.toBe(1);
+      } finally {
+        await close(management);
+        rmSync(certFile, { force: true });
+        rmSync(otherFile, { force: true });
+      }
     });
 
     it('follows MANAGEMENT_HOST when the listener is bound to one address', async () => {

@@ -28,9 +28,13 @@ const CUSTOMER_EVENT = (orderId: string): string =>
       orderNumber: 'SO-1',
       customer: {
         firstName: 'Kari',
+        lastName: 'Nordmann',
         email: 'kari.nordmann@example.com',
         phone: { countryCode: '+47', number: '91234567' },
+        billingAddress: { street: 'Storgata 1', city: 'Oslo', countryCode: 'NO' },
       },
+      vehicles: [{ role: 'new', numberPlate: 'EL 12345', vin: 'WVWZZZE2ZPE012345' }],
+      invoiceComments: 'Ring +47 412 34 567 eller kari@example.no',
     },
   });
 
@@ -200,11 +204,29 @@ describe('the operations pages’ reads', () => {
       expect(message?.body.json).not.toContain('kari.nordmann');
       expect(message?.body.json).not.toContain('91234567');
       expect(message?.body.text).not.toContain('kari.nordmann');
-      expect(message).toMatchObject({ hasContact: true, contactRevealed: false });
+      // Every personal field, by key and in free text (personal-data-mask.ts).
+      for (const personal of [
+        'Nordmann',
+        'Storgata',
+        'Oslo',
+        'EL 12345',
+        'WVWZZZE2ZPE012345',
+        '412 34 567',
+        'kari@example.no',
+      ]) {
+        expect(message?.body.json).not.toContain(personal);
+        expect(message?.body.text).not.toContain(personal);
+      }
+      expect(message).toMatchObject({
+        hasContact: true,
+        contactRevealed: false,
+        personalData: ['name', 'address', 'email', 'phone', 'vin', 'number_plate'],
+      });
 
       const revealed = await query.message(letter?.id ?? '', true);
       expect(revealed?.body.json).toContain('kari.nordmann@example.com');
       expect(revealed?.body.json).toContain('91234567');
+      expect(revealed?.body.json).toContain('WVWZZZE2ZPE012345');
       expect(revealed?.contactRevealed).toBe(true);
     });
 

@@ -1,6 +1,7 @@
 /**
  * The webhook receiver over real HTTPS against a real Postgres: authentication from each
- * of the three key locations, storage before the 2xx (raw body, redacted headers),
+ * of the three key locations, storage before the 2xx (raw body with the api key redacted,
+ * redacted headers),
  * deduplication, refusals that store nothing and leak nothing, the per-token rate limit,
  * and the processor's wake-up after the commit.
  */
@@ -74,7 +75,13 @@ describe('webhook receiver', () => {
     expect(row.kind).toBe('status-update');
     expect(row.verdict).toBe('accepted');
     expect(row.duplicates).toBe(0);
-    expect(row.body.equals(Buffer.from(body, 'utf8'))).toBe(true);
+    // The body as received, but the api key never reaches storage: a key in the body is
+    // replaced by "[redacted]" where it stood, every other byte kept.
+    expect(row.body.toString('utf8')).toBe(body.split(payment.apiKey).join('[redacted]'));
+    expect(row.body.toString('utf8')).not.toContain(payment.apiKey);
+    if (body.includes('api_key')) {
+      expect(JSON.parse(row.body.toString('utf8'))).toMatchObject({ api_key: '[redacted]' });
+    }
     expect(row.headers['x-trace']).toBe('abc');
     expect(row.headers.cookie).toBe('[redacted]');
     expect(row.headers['content-type']).toBe('application/json');
@@ -108,6 +115,25 @@ describe('webhook receiver', () => {
     const other = await kit.post(path(payment, 'terminal-failure'), payload(), headers);
     expect(JSON.parse(other.text)).toEqual({ status: 'accepted' });
     expect(await kit.inboxRows(payment.id)).toHaveLength(2);
+  });
+
+  it('deduplicates a body that carries the api key, storing it redacted once', async () => {
+    const payment = await kit.createPayment();
+    const body = payload({ api_key: payment.apiKey });
+    const first = await kit.post(path(payment), body, {});
+    const second = await kit.post(path(payment), body, {});
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(JSON.parse(second.text)).toEqual({ status: 'duplicate' });
+    const rows = await kit.inboxRows(payment.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.duplicates).toBe(1);
+    expect(rows[0]!.body.toString('utf8')).not.toContain(payment.apiKey);
+    const { rows: anywhere } = await kit.pool.query<{ n: string }>(
+      `SELECT count(*) AS n FROM webhook_inbox
+        WHERE position($1 in convert_from(body, 'UTF8')) > 0 OR headers::text LIKE '%' || $1 || '%'`,
+      [payment.apiKey],
+    );
+    expect(Number(anywhere[0]!.n)).toBe(0);
   });
 
   it('deduplicates by body when there is no X-Payflow-Delivery', async () => {

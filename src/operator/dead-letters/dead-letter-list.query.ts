@@ -4,9 +4,11 @@
  * body, the body as indented JSON where it is JSON). A read model: the SQL is
  * DeadLetterRepository's (dead_letters_failed_at_idx), the organization is the order's.
  *
- * Personal data: a body names the customer. Their e-mail and phone are masked unless the
- * caller asks for them (the console records that asking); other free text is shown as the
- * operator needs it, with secrets in URLs and bearer headers masked.
+ * Personal data: a body names the customer. Every personal field (names, addresses, e-mail
+ * addresses, phone numbers, VINs, number plates, document contents) is masked by key, and
+ * e-mails, phones and VINs inside free text by pattern (personal-data-mask.ts), unless the
+ * caller asks for them (the console records that asking). Headers are shown with secrets
+ * in URLs and bearer headers masked.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
@@ -17,7 +19,11 @@ import {
   type DeadLetterFilter,
   type ListedDeadLetter,
 } from '../../dead-letters/dead-letter.repository.js';
-import { maskEmail, maskPhone } from '../order-timeline/customer-contact.query.js';
+import {
+  maskPersonalData,
+  maskPersonalText,
+  type PersonalDataKind,
+} from '../shared/personal-data-mask.js';
 import { sanitizeText } from '../shared/sanitize-text.js';
 import { deadLetterView, type DeadLetterView } from './dead-letter.view.js';
 
@@ -38,7 +44,7 @@ export interface DeadLetterPage {
 export interface MessageBody {
   /** Bytes of the stored value (0 when it had none). */
   readonly bytes: number;
-  /** The body as text (UTF-8), contact data masked unless revealed; null when binary or absent. */
+  /** The body as text (UTF-8), personal data masked unless revealed; null when binary or absent. */
   readonly text: string | null;
   /** The body indented, when it is JSON; null otherwise. */
   readonly json: string | null;
@@ -52,8 +58,10 @@ export interface DeadLetterMessage extends DeadLetterListItem {
   /** Every header, in name order; `x-dlq-*` are the dead-letter topic's own. */
   readonly headers: readonly { readonly name: string; readonly value: string }[];
   readonly body: MessageBody;
-  /** Whether the body names a customer e-mail or phone (masked unless revealed). */
+  /** Whether the body holds personal data (masked unless revealed). */
   readonly hasContact: boolean;
+  /** The kinds of personal data the body holds (names, addresses, e-mails, …). */
+  readonly personalData: readonly PersonalDataKind[];
   readonly contactRevealed: boolean;
 }
 
@@ -133,54 +141,20 @@ function item(row: ListedDeadLetter): DeadLetterListItem {
   return { ...deadLetterView(row), orderId: row.orderId, organizationId: row.organizationId };
 }
 
-const EMAIL_KEY = /e-?mail/i;
-const PHONE_KEY = /phone|mobile/i;
-const EMAIL_TEXT = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g;
-const PHONE_TEXT = /\+\d[\d\s().-]{6,}\d/g;
-
-/** The JSON with every e-mail and phone field masked; `found` tells whether it had any. */
-function maskContact(value: unknown, found: { any: boolean }, key = ''): unknown {
-  if (typeof value === 'string') {
-    if (EMAIL_KEY.test(key)) {
-      found.any = true;
-      return maskEmail(value);
-    }
-    if (PHONE_KEY.test(key)) {
-      found.any = true;
-      return maskPhone(value);
-    }
-    return value;
-  }
-  if (Array.isArray(value)) return value.map((entry) => maskContact(entry, found, key));
-  if (typeof value === 'object' && value !== null) {
-    if (PHONE_KEY.test(key)) {
-      // { countryCode, number }: the number masked, the country code kept.
-      found.any = true;
-      return Object.fromEntries(
-        Object.entries(value).map(([name, entry]) => [
-          name,
-          name === 'number' && typeof entry === 'string' ? maskPhone(entry) : entry,
-        ]),
-      );
-    }
-    return Object.fromEntries(
-      Object.entries(value).map(([name, entry]) => [name, maskContact(entry, found, name)]),
-    );
-  }
-  return value;
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function bodyOf(value: Buffer | null, reveal: boolean): { body: MessageBody; contact: boolean } {
+function bodyOf(
+  value: Buffer | null,
+  reveal: boolean,
+): { body: MessageBody; found: readonly PersonalDataKind[] } {
   if (value === null)
-    return { body: { bytes: 0, text: null, json: null, base64: null }, contact: false };
+    return { body: { bytes: 0, text: null, json: null, base64: null }, found: [] };
   let text: string;
   try {
     text = utf8.decode(value);
   } catch {
     const base64 = value.subarray(0, 4096).toString('base64');
-    return { body: { bytes: value.length, text: null, json: null, base64 }, contact: false };
+    return { body: { bytes: value.length, text: null, json: null, base64 }, found: [] };
   }
   let parsed: unknown;
   let isJson = false;
@@ -191,8 +165,7 @@ function bodyOf(value: Buffer | null, reveal: boolean): { body: MessageBody; con
     // Not JSON: shown as text.
   }
   if (isJson) {
-    const found = { any: false };
-    const masked = maskContact(parsed, found);
+    const { masked, found } = maskPersonalData(parsed);
     const shown = reveal ? parsed : masked;
     return {
       body: {
@@ -201,18 +174,14 @@ function bodyOf(value: Buffer | null, reveal: boolean): { body: MessageBody; con
         json: JSON.stringify(shown, null, 2),
         base64: null,
       },
-      contact: found.any,
+      found,
     };
   }
-  const contact = EMAIL_TEXT.test(text) || PHONE_TEXT.test(text);
-  EMAIL_TEXT.lastIndex = 0;
-  PHONE_TEXT.lastIndex = 0;
-  const shown = reveal
-    ? text
-    : text
-        .replace(EMAIL_TEXT, (email) => maskEmail(email))
-        .replace(PHONE_TEXT, (phone) => maskPhone(phone));
-  return { body: { bytes: value.length, text: shown, json: null, base64: null }, contact };
+  const { masked, found } = maskPersonalText(text);
+  return {
+    body: { bytes: value.length, text: reveal ? text : masked, json: null, base64: null },
+    found,
+  };
 }
 
 function headerText(value: unknown): string {
@@ -241,11 +210,12 @@ export class DeadLetterListQuery {
     };
   }
 
-  /** The letter with its message as received; contact data masked unless `revealContact`. */
+  /** The letter with its message as received; personal data masked unless `revealContact`. */
   async message(id: string, revealContact = false): Promise<DeadLetterMessage | null> {
     const row = await this.letters.stored(this.database.sql, id);
     if (row === null) return null;
-    const { body, contact } = bodyOf(row.value, revealContact);
+    const { body, found } = bodyOf(row.value, revealContact);
+    const contact = found.length > 0;
     let key: string | null = null;
     if (row.key !== null) {
       try {
@@ -263,6 +233,7 @@ export class DeadLetterListQuery {
       headers,
       body,
       hasContact: contact,
+      personalData: found,
       contactRevealed: revealContact && contact,
     };
   }

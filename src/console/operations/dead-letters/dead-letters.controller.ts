@@ -2,7 +2,8 @@
  * `GET /console/dead-letters`: the dead letters, filtered by reason, organization and time
  * (and whether they were replayed), newest first, a page at a time; what a replay of the
  * filter would take. `GET /console/dead-letters/{id}`: one letter's message as received
- * (contact data masked; `POST …/{id}/contact` shows it, recorded).
+ * (personal data masked: names, addresses, e-mails, phones, VINs, number plates, document
+ * contents; `POST …/{id}/contact` shows it unmasked, recorded in the operator audit).
  *
  * `POST /console/dead-letters/replay` (form: `orderId`, or the filters): the replay of
  * `dlq replay` (ConsoleReplays: the same service and rules). It runs in the background;
@@ -32,6 +33,7 @@ import {
   type DeadLetterMessage,
   type DeadLetterPage,
 } from '../../../operator/dead-letters/dead-letter-list.query.js';
+import { describeKinds } from '../../../operator/shared/personal-data-mask.js';
 import { CONSOLE_PREFIX } from '../../console.options.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../../shared/console-page-kit.js';
@@ -55,6 +57,8 @@ export interface DeadLettersModel {
 
 export interface DeadLetterModel {
   readonly letter: DeadLetterMessage;
+  /** The kinds of personal data the body holds, in words ("names, e-mail addresses …"). */
+  readonly personalData: string;
 }
 
 export interface ReplayJobModel {
@@ -199,14 +203,18 @@ export class DeadLettersController {
         letter.orderId,
         letter.hasContact ? 'done' : 'refused',
         letter.hasContact
-          ? { what: 'customer e-mail and phone in a dead letter', deadLetter: letter.id }
-          : { why: 'the message names no e-mail or phone', deadLetter: letter.id },
+          ? {
+              what: `personal data in a dead letter, unmasked: ${describeKinds(letter.personalData)}`,
+              deadLetter: letter.id,
+              kinds: letter.personalData.join(','),
+            }
+          : { why: 'the message holds no personal data to unmask', deadLetter: letter.id },
       );
     }
     return this.kit.render<DeadLetterModel>(
       'operations/dead-letters/dead-letter',
       { title: `Dead letter ${letter.id}`, section: 'dead-letters', session },
-      { letter },
+      { letter, personalData: describeKinds(letter.personalData) },
     );
   }
 }
