@@ -23,7 +23,7 @@
  *    9. dead-letters                  the Postgres DeadLetterSink, replay
  *   10. webhooks, reconciliation,     peers that import none of each other
  *       settlements, privacy          (privacy: export, erasure and retention of personal
- *                                     data; its SQL on the webhook table is its own)
+ *                                     data; it may import webhooks' inbox repository)
  *   11. operator                      the read side (`*.query.ts` and their views)
  *   12. cli, management, console,     the application: src/management (the two listeners,
  *       app                           with health/ and metrics/ under it), src/console (served
@@ -93,6 +93,9 @@ const PEER_IMPORTS = {
   cli: ['app'],
   console: ['management'],
   app: ['management', 'console'],
+  // Privacy reads and erases the personal data of every store, the webhooks' included,
+  // through the repository that owns each table.
+  privacy: ['webhooks'],
 };
 
 /** What the folders above messaging may import of it: its ports, free of kafkajs. */

@@ -1,157 +1,51 @@
 /**
  * The one owner of `dead_letters`' SQL: the sink's insert, the operator's reads (`order
  * show`, `in-doubt list`: columns chosen one by one, no key or headers), the replay's and
- * the discard's reads and writes. Rows are parsed (zod). The order's block and lock are
- * OrderRepository's. A letter "waits" until it is replayed or discarded (WAITING).
+ * the discard's reads and writes, and privacy's reads and erasure of the letters' personal
+ * data. Rows are parsed (zod) with the schemas of dead-letter.rows.ts. The order's block and
+ * lock are OrderRepository's. A letter "waits" until it is replayed or discarded (WAITING).
  */
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { countsByHour, queryRows, type HourlyCount } from '../database/parsed-rows.js';
-import { timestampField } from '../database/row-schemas.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import { OrderRepository } from '../orders/order.repository.js';
 import { ProcessedEventRepository } from '../orders/processed-event.repository.js';
+import {
+  letterRow,
+  eventLettersRow,
+  eventLetterRow,
+  summaryRow,
+  replayableRow,
+  listedRow,
+  storedRow,
+  personalDataRow,
+  type DeadLetterOverview,
+  type EventLetters,
+  type EventLetter,
+  type LetterDiscard,
+  type OrderEventKey,
+  type DeadLetterSummary,
+  type ReplayableDeadLetter,
+  type ListedDeadLetter,
+  type StoredDeadLetter,
+  type DeadLetterFilter,
+  type DeadLetterCursor,
+  type LetterPersonalData,
+  type MentioningLetter,
+  type ErasedLetter,
+} from './dead-letter.rows.js';
 import type { ReplayFilter } from './replay/replay-filter.js';
+
+export type * from './dead-letter.rows.js';
 
 /** SQL: the letter `alias` still waits (neither replayed nor discarded). */
 const WAITING = (alias: string): string =>
   `${alias}.replayed_at IS NULL AND ${alias}.discarded_at IS NULL`;
 
-/** Who discarded a letter, when and why (all null while it was not). */
-const discardFields = {
-  discardedAt: timestampField.nullable(),
-  discardedBy: z.string().nullable(),
-  discardReason: z.string().nullable(),
-  supersededBy: z.string().nullable(),
-};
 const DISCARD_COLUMNS = `d.discarded_at AS "discardedAt", d.discarded_by AS "discardedBy",
   d.discard_reason AS "discardReason", d.superseded_by AS "supersededBy"`;
-
-const letterRow = z.object({
-  id: z.string(),
-  eventId: z.string().nullable(),
-  eventType: z.string().nullable(),
-  reason: z.string(),
-  error: z.string(),
-  attempts: z.number(),
-  topic: z.string(),
-  partition: z.number(),
-  offset: z.string(),
-  failedAt: timestampField,
-  replayedAt: timestampField.nullable(),
-  ...discardFields,
-});
-
-/** A dead letter as `order show` lists it. */
-export type DeadLetterOverview = z.infer<typeof letterRow>;
-
-const eventLettersRow = z.object({
-  orderId: z.string(),
-  eventId: z.string(),
-  parked: z.number().int(),
-  value: z.instanceof(Buffer).nullable(),
-});
-
-/** What the dead letters say about one event of an order. */
-export type EventLetters = z.infer<typeof eventLettersRow>;
-
-const eventLetterRow = z.object({
-  id: z.string(),
-  orderId: z.string().nullable(),
-  organizationId: z.string().nullable(),
-  eventId: z.string().nullable(),
-  eventType: z.string().nullable(),
-  reason: z.string(),
-  replayedAt: timestampField.nullable(),
-  ...discardFields,
-  /** The value, only for a letter stored without an event id (read to find the id in it). */
-  value: z.instanceof(Buffer).nullable(),
-});
-
-/** A letter of one event, as a discard or a supersede decides on it. */
-export type EventLetter = Omit<z.infer<typeof eventLetterRow>, 'value'>;
-
-/** Who discards a letter and why. */
-export interface LetterDiscard {
-  readonly eventId: string;
-  readonly by: string;
-  readonly reason: string;
-  readonly supersededBy: string | null;
-}
-
-/** An order's event, by ids. */
-export interface OrderEventKey {
-  readonly orderId: string;
-  readonly eventId: string;
-}
-
-const summaryRow = z.object({
-  id: z.string(),
-  orderId: z.string().nullable(),
-  eventId: z.string().nullable(),
-  eventType: z.string().nullable(),
-  reason: z.string(),
-  error: z.string(),
-  attempts: z.number(),
-  failedAt: timestampField,
-});
-
-/** A dead letter as the replay plans it (no key or value: they may be large). */
-export type DeadLetterSummary = z.infer<typeof summaryRow>;
-
-/** The message as it was received: what a replay publishes again and the console shows. */
-const messageFields = {
-  key: z.instanceof(Buffer).nullable(),
-  value: z.instanceof(Buffer).nullable(),
-  headers: z.record(z.string(), z.unknown()),
-};
-
-const replayableRow = summaryRow.extend({
-  ...messageFields,
-  /** When its personal data was erased (`privacy erase`): such a letter is never replayed. */
-  erasedAt: timestampField.nullable(),
-});
-
-/** A dead letter with what is needed to publish it again. */
-export type ReplayableDeadLetter = z.infer<typeof replayableRow>;
-
-const listedRow = summaryRow.extend({
-  organizationId: z.string().nullable(),
-  topic: z.string(),
-  partition: z.number(),
-  offset: z.string(),
-  replayedAt: timestampField.nullable(),
-  ...discardFields,
-  /** Where the next page starts: `failed_at` (UTC, to the microsecond) and id. */
-  cursor: z.string(),
-});
-
-/** A dead letter as the console lists it (no key, value or headers). */
-export type ListedDeadLetter = z.infer<typeof listedRow>;
-
-const storedRow = listedRow.extend(messageFields);
-
-/** A dead letter with the message as it was received (key, value, headers). */
-export type StoredDeadLetter = z.infer<typeof storedRow>;
-
-/** What the console's dead-letter list selects; every field narrows it. */
-export interface DeadLetterFilter {
-  readonly reason?: string;
-  readonly organizationId?: string;
-  /** Failed at or after. */
-  readonly from?: Date;
-  /** Failed before. */
-  readonly to?: Date;
-  /** `waiting`: neither replayed nor discarded (the default); `replayed`; `discarded`; `all`. */
-  readonly state?: 'waiting' | 'replayed' | 'discarded' | 'all';
-}
-
-/** A page position: the cursor of the last row of the page before. */
-export interface DeadLetterCursor {
-  readonly failedAt: string;
-  readonly id: string;
-}
 
 const SUMMARY_COLUMNS = `id::text AS id, order_id AS "orderId", event_id AS "eventId",
   event_type AS "eventType", reason, error, attempts, failed_at AS "failedAt"`;
@@ -181,6 +75,10 @@ const LISTED_COLUMNS = `d.id::text AS id, d.order_id AS "orderId", d.event_id AS
   d.topic, d.partition, d."offset"::text AS "offset", d.replayed_at AS "replayedAt",
   ${DISCARD_COLUMNS},
   to_char(d.failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '|' || d.id AS cursor`;
+
+const PERSONAL_DATA_COLUMNS = `d.id::text AS id, d.event_id AS "eventId", d.event_type AS "eventType",
+  d.reason, d.error, d.failed_at AS "failedAt", d.erased_at AS "erasedAt",
+  d.discard_reason AS "discardReason", d.value, d.headers`;
 
 @Injectable()
 export class DeadLetterRepository {
@@ -452,5 +350,79 @@ export class DeadLetterRepository {
   /** Dead letters per hour since `since` (hours without any are left out). */
   countsByHour(sql: Sql, since: Date): Promise<HourlyCount[]> {
     return countsByHour(sql, 'dead_letters', 'failed_at', since);
+  }
+
+  // --- personal data (privacy export, erasure and retention) ------------------------------
+
+  /**
+   * Letters with an order id whose value holds `text` (a customer number: an order whose
+   * payment request never took effect has none in `orders`), in id order: candidates only,
+   * the caller reads each value to be sure.
+   */
+  mentioning(sql: Sql, text: string): Promise<MentioningLetter[]> {
+    return queryRows(
+      sql,
+      z.object({ orderId: z.string(), value: z.instanceof(Buffer).nullable() }),
+      `SELECT d.order_id AS "orderId", d.value FROM dead_letters d
+        WHERE d.order_id IS NOT NULL AND position(convert_to($1, 'UTF8') IN d.value) > 0
+        ORDER BY d.id`,
+      [text],
+    );
+  }
+
+  /** The order's dead letters with their personal data, oldest first; `lock`: FOR UPDATE. */
+  personalDataOf(sql: Sql, orderId: string, lock = false): Promise<LetterPersonalData[]> {
+    return queryRows(
+      sql,
+      personalDataRow,
+      `SELECT ${PERSONAL_DATA_COLUMNS} FROM dead_letters d WHERE d.order_id = $1
+        ORDER BY d.id${lock ? ' FOR UPDATE' : ''}`,
+      [orderId],
+    );
+  }
+
+  /** Key-less letters (no order id) that failed before `cutoff` and were not erased; up to `limit`. */
+  async keylessFailedBefore(sql: Sql, cutoff: Date, limit: number): Promise<string[]> {
+    const rows = await queryRows(
+      sql,
+      z.object({ id: z.string() }),
+      `SELECT d.id::text AS id FROM dead_letters d
+        WHERE d.order_id IS NULL AND d.erased_at IS NULL AND d.failed_at < $1
+        ORDER BY d.id LIMIT $2`,
+      [cutoff, limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Letters by id with their personal data, in id order, locked (FOR UPDATE). */
+  lockPersonalData(tx: Sql, ids: readonly string[]): Promise<LetterPersonalData[]> {
+    return queryRows(
+      tx,
+      personalDataRow,
+      `SELECT ${PERSONAL_DATA_COLUMNS} FROM dead_letters d WHERE d.id = ANY($1::bigint[])
+        ORDER BY d.id FOR UPDATE`,
+      [ids],
+    );
+  }
+
+  /**
+   * Writes an erased letter; when its event lost data, marks it erased (a replay refuses it
+   * from now on).
+   */
+  async writeErased(tx: Sql, letter: ErasedLetter): Promise<void> {
+    await tx.execute(
+      `UPDATE dead_letters
+          SET value = $2, error = $3, headers = $4::jsonb, discard_reason = $5,
+              erased_at = CASE WHEN $6::boolean THEN COALESCE(erased_at, now()) ELSE erased_at END
+        WHERE id = $1::bigint`,
+      [
+        letter.id,
+        letter.value,
+        letter.error,
+        JSON.stringify(letter.headers),
+        letter.discardReason,
+        letter.eventErased,
+      ],
+    );
   }
 }

@@ -44,6 +44,17 @@ const blockedRow = z.object({
 /** An order blocked by a dead-lettered event: since when and why. */
 export type BlockedOrder = z.infer<typeof blockedRow>;
 
+const personalDataRow = z.object({
+  orderId: z.string(),
+  customerNumber: z.string().nullable(),
+  personalDataErasedAt: timestampField.nullable(),
+});
+
+/** The personal data an order's row holds (privacy export and erasure), and when it was erased. */
+export type OrderPersonalData = z.infer<typeof personalDataRow>;
+
+const orderIdRow = z.object({ orderId: z.string() });
+
 @Injectable()
 export class OrderRepository {
   /**
@@ -171,5 +182,92 @@ export class OrderRepository {
         WHERE order_id = $1 AND (blocked_at IS NOT NULL OR state = 'blocked')`,
       [orderId],
     );
+  }
+
+  // --- personal data (privacy export, erasure and retention) ------------------------------
+
+  /** The orders whose payment request named this customer number. */
+  async ofCustomer(sql: Sql, customerNumber: string): Promise<string[]> {
+    const rows = await queryRows(
+      sql,
+      orderIdRow,
+      `SELECT order_id AS "orderId" FROM orders WHERE customer_number = $1 ORDER BY order_id`,
+      [customerNumber],
+    );
+    return rows.map((row) => row.orderId);
+  }
+
+  /**
+   * Whether the bridge holds anything under this order id: its row, a dead letter, an outbox
+   * row. One statement over three tables, read-only, kept here because an order id is this
+   * table's key (the `dead_letters` and `outbox` parts are their owners' columns as they are).
+   */
+  async isKnown(sql: Sql, orderId: string): Promise<boolean> {
+    const [row] = await queryRows(
+      sql,
+      z.object({ known: z.boolean() }),
+      `SELECT EXISTS (SELECT 1 FROM orders WHERE order_id = $1)
+           OR EXISTS (SELECT 1 FROM dead_letters WHERE order_id = $1)
+           OR EXISTS (SELECT 1 FROM outbox WHERE key = $1) AS known`,
+      [orderId],
+    );
+    return row?.known === true;
+  }
+
+  /** The personal data of the order's row, or null when the bridge has none. */
+  async personalDataOf(sql: Sql, orderId: string): Promise<OrderPersonalData | null> {
+    const [row] = await queryRows(
+      sql,
+      personalDataRow,
+      `SELECT order_id AS "orderId", customer_number AS "customerNumber",
+              personal_data_erased_at AS "personalDataErasedAt"
+         FROM orders WHERE order_id = $1`,
+      [orderId],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Orders with personal data untouched since before `cutoff` (their row, payments, dead
+   * letters and webhooks), not erased since they were last touched; up to `limit`, least
+   * recently touched first. One read-only statement that selects from `orders` and reads the
+   * last activity of `payments`, `dead_letters` and `webhook_inbox` (their owners' columns as
+   * they are), so that the retention sees one snapshot in one round trip.
+   */
+  async untouchedSince(sql: Sql, cutoff: Date, limit: number): Promise<string[]> {
+    const rows = await queryRows(
+      sql,
+      orderIdRow,
+      `WITH activity AS (
+         SELECT o.order_id, o.personal_data_erased_at AS erased_at,
+                GREATEST(o.updated_at,
+                  (SELECT max(p.updated_at) FROM payments p WHERE p.order_id = o.order_id),
+                  (SELECT max(GREATEST(d.failed_at, d.replayed_at, d.discarded_at))
+                     FROM dead_letters d WHERE d.order_id = o.order_id),
+                  (SELECT max(w.last_received_at) FROM webhook_inbox w
+                     JOIN payments p ON p.id = w.payment_id WHERE p.order_id = o.order_id)
+                ) AS touched_at
+           FROM orders o WHERE o.updated_at < $1)
+       SELECT order_id AS "orderId" FROM activity
+        WHERE touched_at < $1 AND (erased_at IS NULL OR erased_at < touched_at)
+        ORDER BY touched_at, order_id LIMIT $2`,
+      [cutoff, limit],
+    );
+    return rows.map((row) => row.orderId);
+  }
+
+  /** Forgets the order's customer number; 1 when there was one (0: erased already). */
+  eraseCustomerNumber(tx: Sql, orderId: string): Promise<number> {
+    return tx.execute(
+      `UPDATE orders SET customer_number = NULL WHERE order_id = $1 AND customer_number IS NOT NULL`,
+      [orderId],
+    );
+  }
+
+  /** Marks the order's personal data erased now (the retention takes it again only once touched since). */
+  async markPersonalDataErased(tx: Sql, orderId: string): Promise<void> {
+    await tx.execute(`UPDATE orders SET personal_data_erased_at = now() WHERE order_id = $1`, [
+      orderId,
+    ]);
   }
 }

@@ -98,6 +98,25 @@ const writtenRow = z.object({
 /** A message the outbox holds (pending or published, until pruned), as the operator reads it. */
 export type WrittenMessage = z.infer<typeof writtenRow>;
 
+const personalDataRow = z.object({
+  id: z.string(),
+  topic: z.string(),
+  createdAt: timestampField,
+  publishedAt: timestampField.nullable(),
+  value: z.instanceof(Buffer),
+  headers: z.record(z.string(), z.unknown()),
+});
+
+/** An outbox row as a privacy export shows it and an erasure reads it. */
+export type OutboxPersonalData = z.infer<typeof personalDataRow>;
+
+/** What an outbox row becomes when its personal data is erased: its value and headers. */
+export interface ErasedOutboxRow {
+  readonly id: string;
+  readonly bytes: Buffer;
+  readonly headers: Readonly<Record<string, unknown>>;
+}
+
 @Injectable()
 export class OutboxRepository {
   private readonly notifyInTransaction: boolean;
@@ -228,5 +247,40 @@ export class OutboxRepository {
       `DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - make_interval(days => $1)`,
       [olderThanDays],
     );
+  }
+
+  // --- personal data (privacy export and erasure) -----------------------------------------
+
+  /**
+   * The rows written with this key (an order's status events, `.dlq` copies, replayed
+   * events), published or not, in id order; `lock`: FOR UPDATE.
+   */
+  personalDataOf(sql: Sql, key: string, lock = false): Promise<OutboxPersonalData[]> {
+    return queryRows(
+      sql,
+      personalDataRow,
+      `SELECT id::text AS id, topic, created_at AS "createdAt", published_at AS "publishedAt",
+              value, headers
+         FROM outbox WHERE key = $1 ORDER BY id${lock ? ' FOR UPDATE' : ''}`,
+      [key],
+    );
+  }
+
+  /** Whether a row with this key still waits to be published to `topic`. */
+  async hasPending(tx: Sql, key: string, topic: string): Promise<boolean> {
+    const rows = await tx.query(
+      `SELECT 1 FROM outbox WHERE key = $1 AND topic = $2 AND published_at IS NULL LIMIT 1`,
+      [key, topic],
+    );
+    return rows.length > 0;
+  }
+
+  /** Rewrites an erased row's value and headers. */
+  async writeErased(tx: Sql, row: ErasedOutboxRow): Promise<void> {
+    await tx.execute(`UPDATE outbox SET value = $2, headers = $3::jsonb WHERE id = $1::bigint`, [
+      row.id,
+      row.bytes,
+      JSON.stringify(row.headers),
+    ]);
   }
 }

@@ -40,6 +40,16 @@ const overviewRow = z.object({
 /** A document (attached or removed) as the operator's reads show it. */
 export type DocumentOverview = z.infer<typeof overviewRow>;
 
+const personalDataRow = z.object({
+  id: z.string(),
+  paymentId: z.string(),
+  documentRef: z.string(),
+  fileName: z.string(),
+});
+
+/** The personal data a document's row holds (privacy export and erasure): its file name. */
+export type DocumentPersonalData = z.infer<typeof personalDataRow>;
+
 @Injectable()
 export class DocumentRepository {
   /** The live document `ref` of a payment, or null. */
@@ -92,6 +102,32 @@ export class DocumentRepository {
     await tx.execute(
       `UPDATE documents SET removed_at = now(), updated_at = now() WHERE id = $1::uuid`,
       [id],
+    );
+  }
+
+  /** The documents of the order's payments (removed ones too), oldest first. */
+  personalDataOf(sql: Sql, orderId: string): Promise<DocumentPersonalData[]> {
+    return queryRows(
+      sql,
+      personalDataRow,
+      `SELECT d.id::text AS id, d.payment_id::text AS "paymentId", d.document_ref AS "documentRef",
+              d.file_name AS "fileName"
+         FROM documents d JOIN payments p ON p.id = d.payment_id
+        WHERE p.order_id = $1 ORDER BY d.created_at, d.id`,
+      [orderId],
+    );
+  }
+
+  /**
+   * Replaces the file names of the order's documents with `erased` (the privacy marker);
+   * the number replaced (0 once they all hold it).
+   */
+  eraseFileNames(tx: Sql, orderId: string, erased: string): Promise<number> {
+    return tx.execute(
+      `UPDATE documents d SET file_name = $2
+         FROM payments p
+        WHERE p.id = d.payment_id AND p.order_id = $1 AND d.file_name <> $2`,
+      [orderId, erased],
     );
   }
 }

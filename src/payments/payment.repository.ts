@@ -16,6 +16,7 @@ import {
   overviewRow,
   payflowIdRow,
   payflowOrderRow,
+  personalDataRow,
   settledRow,
   syncRow,
   tokenRow,
@@ -23,6 +24,7 @@ import {
   type LatestPayment,
   type NewPaymentRow,
   type OpenPayment,
+  type PaymentPersonalData,
   type PaymentOverview,
   type SettledPayment,
   type SyncedStatus,
@@ -382,5 +384,24 @@ export class PaymentRepository {
       [paymentId],
     );
     return rows.length > 0;
+  }
+
+  /** The payment links of the order's payments, oldest payment first (privacy export and erasure). */
+  personalDataOf(sql: Sql, orderId: string): Promise<PaymentPersonalData[]> {
+    return queryRows(
+      sql,
+      personalDataRow,
+      `SELECT id::text AS "paymentId", payflow_id AS "payflowId", payment_link AS "paymentLink"
+         FROM payments WHERE order_id = $1 ORDER BY created_at, id`,
+      [orderId],
+    );
+  }
+
+  /** Forgets the payment links of the order's payments; the number forgotten. */
+  erasePaymentLinks(tx: Sql, orderId: string): Promise<number> {
+    return tx.execute(
+      `UPDATE payments SET payment_link = NULL WHERE order_id = $1 AND payment_link IS NOT NULL`,
+      [orderId],
+    );
   }
 }

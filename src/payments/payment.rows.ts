@@ -243,3 +243,12 @@ export const openRow = z
 export const nowRow = z.object({ now: z.date() });
 
 export const payflowOrderRow = z.object({ payflowId: text, orderId: text });
+
+export const personalDataRow = z.object({
+  paymentId: z.string(),
+  payflowId: z.string().nullable(),
+  paymentLink: z.string().nullable(),
+});
+
+/** The personal data a payment's row holds (privacy export and erasure): its payment link. */
+export type PaymentPersonalData = z.infer<typeof personalDataRow>;

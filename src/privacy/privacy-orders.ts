@@ -6,21 +6,21 @@
  * left no customer number on its order).
  */
 import type { Sql } from '../database/database.js';
-import type { PersonalDataRepository } from './personal-data.repository.js';
+import type { PersonalDataStores } from './personal-data-stores.js';
 import { parseJson, type Json } from './personal-json.js';
 import type { PrivacySelection } from './privacy-selection.js';
 
 export async function ordersOf(
   sql: Sql,
-  repository: PersonalDataRepository,
+  stores: Pick<PersonalDataStores, 'orders' | 'letters'>,
   selection: PrivacySelection,
 ): Promise<string[]> {
   if (selection.kind === 'order') {
-    return (await repository.knows(sql, selection.orderId)) ? [selection.orderId] : [];
+    return (await stores.orders.isKnown(sql, selection.orderId)) ? [selection.orderId] : [];
   }
   const { customerNumber } = selection;
-  const orders = new Set(await repository.ordersOfCustomer(sql, customerNumber));
-  for (const letter of await repository.lettersMentioning(sql, customerNumber)) {
+  const orders = new Set(await stores.orders.ofCustomer(sql, customerNumber));
+  for (const letter of await stores.letters.mentioning(sql, customerNumber)) {
     if (letter.value === null || orders.has(letter.orderId)) continue;
     const event = parseJson(letter.value);
     if (event !== undefined && customerNumberOf(event) === customerNumber) {

@@ -16,9 +16,18 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
+import { DeadLetterRepository } from '../dead-letters/dead-letter.repository.js';
+import { OrderPersistenceModule } from '../orders/order-persistence.module.js';
+import { OrderRepository } from '../orders/order.repository.js';
+import { OutboxRepository } from '../outbox/outbox.repository.js';
+import { DocumentRepository } from '../payments/document.repository.js';
+import { PaymentRepository } from '../payments/payment.repository.js';
+import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
+import { UnexplainedEffectRepository } from '../payments/unexplained-effects/unexplained-effect.repository.js';
 import { PrivacyEraseService } from './erase/privacy-erase.service.js';
 import { PrivacyExportService } from './export/privacy-export.service.js';
-import { PersonalDataRepository } from './personal-data.repository.js';
+import type { PersonalDataStores } from './personal-data-stores.js';
+import { WebhookInboxRepository } from '../webhooks/inbox/webhook-inbox.repository.js';
 import { PRIVACY_ENTITIES } from './privacy-erasure.entity.js';
 import { PrivacyErasureRepository } from './privacy-erasure.repository.js';
 import {
@@ -27,36 +36,74 @@ import {
   type PersonalDataRetentionOptions,
 } from './retention/personal-data-retention.job.js';
 
+/** The PersonalDataStores both services read and write through. */
+const PERSONAL_DATA_STORES = Symbol('PERSONAL_DATA_STORES');
+
 export interface PrivacyModuleOptions {
   /** The daily retention job (the worker); absent: no job (the CLI). */
   readonly retention?: PersonalDataRetentionOptions;
 }
 
-@Module({ imports: [DatabaseModule.forFeature(PRIVACY_ENTITIES)] })
+/** The repositories of the stores that hold personal data, in PersonalDataStores' order. */
+const STORES = [
+  OrderRepository,
+  PaymentRepository,
+  DocumentRepository,
+  UnexplainedEffectRepository,
+  DeadLetterRepository,
+  OutboxRepository,
+  WebhookInboxRepository,
+] as const;
+
+/** Builds PersonalDataStores from STORES, injected in that order. */
+function personalDataStores(
+  orders: OrderRepository,
+  payments: PaymentRepository,
+  documents: DocumentRepository,
+  effects: UnexplainedEffectRepository,
+  letters: DeadLetterRepository,
+  outbox: OutboxRepository,
+  webhooks: WebhookInboxRepository,
+): PersonalDataStores {
+  return { orders, payments, documents, effects, letters, outbox, webhooks };
+}
+
+@Module({
+  imports: [
+    DatabaseModule.forFeature(PRIVACY_ENTITIES),
+    OrderPersistenceModule,
+    PaymentsPersistenceModule,
+  ],
+})
 export class PrivacyModule {
   static forRoot(options: PrivacyModuleOptions = {}): DynamicModule {
     const services: Provider[] = [
       Database,
-      PersonalDataRepository,
+      // Orders' and payments' repositories come from their persistence modules (imported).
+      UnexplainedEffectRepository,
+      DeadLetterRepository,
+      OutboxRepository,
+      WebhookInboxRepository,
       PrivacyErasureRepository,
+      { provide: PERSONAL_DATA_STORES, inject: [...STORES], useFactory: personalDataStores },
       {
         provide: PrivacyEraseService,
-        inject: [Database, PersonalDataRepository, PrivacyErasureRepository, APP_CONFIG],
+        inject: [Database, PERSONAL_DATA_STORES, PrivacyErasureRepository, APP_CONFIG],
         useFactory: (
           database: Database,
-          personalData: PersonalDataRepository,
+          stores: PersonalDataStores,
           erasures: PrivacyErasureRepository,
           config: Pick<AppConfig, 'TOPIC_ORDERS'>,
         ) =>
-          new PrivacyEraseService(database, personalData, erasures, {
+          new PrivacyEraseService(database, stores, erasures, {
             ordersTopic: config.TOPIC_ORDERS,
           }),
       },
       {
         provide: PrivacyExportService,
-        inject: [Database, PersonalDataRepository],
-        useFactory: (database: Database, personalData: PersonalDataRepository) =>
-          new PrivacyExportService(database, personalData),
+        inject: [Database, PERSONAL_DATA_STORES],
+        useFactory: (database: Database, stores: PersonalDataStores) =>
+          new PrivacyExportService(database, stores),
       },
     ];
     const { retention } = options;

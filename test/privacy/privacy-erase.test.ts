@@ -19,13 +19,17 @@ import type { DeadLetterReason } from '../../src/common/app-error.js';
 import { deadLetterTopicFor } from '../../src/messaging/dead-letter-headers.js';
 import { OrderRepository } from '../../src/orders/order.repository.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
+import { DocumentRepository } from '../../src/payments/document.repository.js';
+import { PaymentRepository } from '../../src/payments/payment.repository.js';
+import { UnexplainedEffectRepository } from '../../src/payments/unexplained-effects/unexplained-effect.repository.js';
 import {
   ErasureRefusedError,
   PrivacyEraseService,
 } from '../../src/privacy/erase/privacy-erase.service.js';
 import { PrivacyExportService } from '../../src/privacy/export/privacy-export.service.js';
-import { PersonalDataRepository } from '../../src/privacy/personal-data.repository.js';
+import type { PersonalDataStores } from '../../src/privacy/personal-data-stores.js';
 import { ERASED } from '../../src/privacy/personal-json.js';
+import { WebhookInboxRepository } from '../../src/webhooks/inbox/webhook-inbox.repository.js';
 import { PrivacyErasureRepository } from '../../src/privacy/privacy-erasure.repository.js';
 import { PersonalDataRetentionJob } from '../../src/privacy/retention/personal-data-retention.job.js';
 import { anEnvelope, paymentRequestedData } from '../support/builders.js';
@@ -99,7 +103,7 @@ describe('personal data: export, erase, retention', () => {
   let sql: Sql;
   const letters = new DeadLetterRepository();
   const outbox = new OutboxRepository();
-  const personalData = new PersonalDataRepository();
+  let stores: PersonalDataStores;
   const erasures = new PrivacyErasureRepository();
   let erase: PrivacyEraseService;
   let exporter: PrivacyExportService;
@@ -365,10 +369,19 @@ describe('personal data: export, erase, retention', () => {
     testDb = await createTestDatabase('privacy');
     db = await openDatabase(testDb.url, 4);
     sql = db.database.sql;
-    erase = new PrivacyEraseService(db.database, personalData, erasures, {
+    stores = {
+      orders: new OrderRepository(),
+      payments: new PaymentRepository(),
+      documents: new DocumentRepository(),
+      effects: new UnexplainedEffectRepository(),
+      letters,
+      outbox,
+      webhooks: new WebhookInboxRepository(db.database),
+    };
+    erase = new PrivacyEraseService(db.database, stores, erasures, {
       ordersTopic: ORDERS_TOPIC,
     });
-    exporter = new PrivacyExportService(db.database, personalData);
+    exporter = new PrivacyExportService(db.database, stores);
     kari = await seedCustomer(KARI);
     ola = await seedCustomer(OLA);
   });
@@ -552,7 +565,8 @@ describe('personal data: export, erase, retention', () => {
       new PersonalDataRetentionJob(
         new SchedulerRegistry(),
         db.database,
-        personalData,
+        stores.orders,
+        letters,
         erase,
         { retentionMs, autoStart: false },
         silentLogger(),

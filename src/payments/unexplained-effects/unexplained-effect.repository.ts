@@ -102,6 +102,16 @@ const storedRow = z.object({
 /** A recorded effect, as the operator's reads show it. */
 export type StoredUnexplainedEffect = z.infer<typeof storedRow>;
 
+const personalDataRow = z.object({
+  id: z.string(),
+  kind: z.string(),
+  payflowId: z.string(),
+  fileName: z.string().nullable(),
+});
+
+/** The personal data an unexplained effect's row holds (privacy export and erasure). */
+export type EffectPersonalData = z.infer<typeof personalDataRow>;
+
 /** installments: every installment of the payments, with or without Payflow's id. */
 function installmentsPart(payments: string): string {
   return `
@@ -232,6 +242,29 @@ export class UnexplainedEffectRepository {
               first_seen_by AS "firstSeenBy", last_seen_at AS "lastSeenAt"
          FROM unexplained_effects WHERE order_id = $1 ORDER BY id`,
       [orderId],
+    );
+  }
+
+  /** The order's unexplained effects, in id order (privacy export and erasure). */
+  personalDataOf(sql: Sql, orderId: string): Promise<EffectPersonalData[]> {
+    return queryRows(
+      sql,
+      personalDataRow,
+      `SELECT id::text AS id, kind, payflow_id AS "payflowId", file_name AS "fileName"
+         FROM unexplained_effects WHERE order_id = $1 ORDER BY id`,
+      [orderId],
+    );
+  }
+
+  /**
+   * Replaces the file names of the order's unexplained effects with `erased` (the privacy
+   * marker); the number replaced (0 once they all hold it).
+   */
+  eraseFileNames(tx: Sql, orderId: string, erased: string): Promise<number> {
+    return tx.execute(
+      `UPDATE unexplained_effects SET file_name = $2
+        WHERE order_id = $1 AND file_name IS NOT NULL AND file_name <> $2`,
+      [orderId, erased],
     );
   }
 }

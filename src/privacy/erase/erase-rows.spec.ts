@@ -1,4 +1,5 @@
-import type { PersonalLetterRow, PersonalWebhookRow } from '../personal-data.repository.js';
+import type { LetterPersonalData } from '../../dead-letters/dead-letter.repository.js';
+import type { WebhookPersonalData } from '../../webhooks/inbox/webhook-inbox.repository.js';
 import { ERASED, parseJson } from '../personal-json.js';
 import { eraseHeaders, eraseLetter, eraseWebhook, erasedValuesOf } from './erase-rows.js';
 
@@ -9,7 +10,7 @@ const EVENT = {
   data: { customer: { email: 'kari@example.no', lastName: 'Nordmann' }, currency: 'NOK' },
 };
 
-function letter(overrides: Partial<PersonalLetterRow> = {}): PersonalLetterRow {
+function letter(overrides: Partial<LetterPersonalData> = {}): LetterPersonalData {
   return {
     id: '7',
     eventId: EVENT.eventId,
@@ -78,7 +79,7 @@ describe('eraseLetter', () => {
 });
 
 describe('eraseWebhook', () => {
-  const webhook: PersonalWebhookRow = {
+  const webhook: WebhookPersonalData = {
     id: '3',
     paymentId: '5b3c0e4e-0000-4000-8000-000000000001',
     kind: 'payment',

@@ -9,11 +9,13 @@
 import { scrubPersonalData } from '../../common/app-error.js';
 import type {
   ErasedLetter,
-  ErasedMessage,
-  PersonalLetterRow,
-  PersonalOutboxRow,
-  PersonalWebhookRow,
-} from '../personal-data.repository.js';
+  LetterPersonalData,
+} from '../../dead-letters/dead-letter.repository.js';
+import type { ErasedOutboxRow, OutboxPersonalData } from '../../outbox/outbox.repository.js';
+import type {
+  ErasedWebhook,
+  WebhookPersonalData,
+} from '../../webhooks/inbox/webhook-inbox.repository.js';
 import { ERASED, scrubBytes, sweepText } from '../personal-json.js';
 
 /**
@@ -85,7 +87,7 @@ function sameHeaders(
 
 /** A dead letter erased, or null when nothing in it is left to erase. */
 export function eraseLetter(
-  letter: PersonalLetterRow,
+  letter: LetterPersonalData,
   erased: ReadonlySet<string>,
 ): ErasedLetter | null {
   const scrubbed = letter.value === null ? null : scrubBytes(letter.value);
@@ -113,9 +115,9 @@ export function eraseLetter(
 
 /** An outbox row (a status event, a `.dlq` copy, a replayed event) erased, or null. */
 export function eraseOutboxRow(
-  row: PersonalOutboxRow,
+  row: OutboxPersonalData,
   erased: ReadonlySet<string>,
-): ErasedMessage | null {
+): ErasedOutboxRow | null {
   const scrubbed = scrubBytes(row.value);
   const headers = eraseHeaders(row.headers, erased);
   if (!scrubbed.changed && sameHeaders(headers, row.headers)) return null;
@@ -124,9 +126,9 @@ export function eraseOutboxRow(
 
 /** A stored webhook (its body and request headers) erased, or null. */
 export function eraseWebhook(
-  row: PersonalWebhookRow,
+  row: WebhookPersonalData,
   erased: ReadonlySet<string>,
-): ErasedMessage | null {
+): ErasedWebhook | null {
   const scrubbed = scrubBytes(row.body);
   const headers = eraseHeaders(row.headers, erased);
   if (!scrubbed.changed && sameHeaders(headers, row.headers)) return null;

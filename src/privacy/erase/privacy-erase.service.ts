@@ -17,7 +17,8 @@
  */
 import { AppError } from '../../common/app-error.js';
 import type { Database, Sql } from '../../database/database.js';
-import type { PersonalDataRepository } from '../personal-data.repository.js';
+import type { PersonalDataStores } from '../personal-data-stores.js';
+import { ERASED } from '../personal-json.js';
 import { ordersOf } from '../privacy-orders.js';
 import type {
   ErasureRecord,
@@ -94,7 +95,7 @@ export interface ErasureRequest {
 export class PrivacyEraseService {
   constructor(
     private readonly database: Database,
-    private readonly personalData: PersonalDataRepository,
+    private readonly stores: PersonalDataStores,
     private readonly erasures: PrivacyErasureRepository,
     private readonly options: PrivacyEraseOptions,
   ) {}
@@ -103,16 +104,14 @@ export class PrivacyEraseService {
   async erase(request: ErasureRequest): Promise<ErasureOutcome> {
     const { selection } = request;
     const subject = selectionSubject(selection);
-    const orderIds = await ordersOf(this.database.sql, this.personalData, selection);
+    const orderIds = await ordersOf(this.database.sql, this.stores, selection);
     const outcome = await this.database.transaction(async (tx) => {
       const counts = { ...NO_CHANGES };
       for (const orderId of orderIds) {
-        await this.personalData.lockOrder(tx, orderId);
-        if (await this.personalData.replayPending(tx, orderId, this.options.ordersTopic)) {
-          throw new ErasureRefusedError(orderId);
-        }
+        await this.stores.orders.lock(tx, orderId);
+        if (await this.replayPending(tx, orderId)) throw new ErasureRefusedError(orderId);
         const changed = await this.eraseOrder(tx, orderId, counts);
-        if (changed > 0) await this.personalData.markOrderErased(tx, orderId);
+        if (changed > 0) await this.stores.orders.markPersonalDataErased(tx, orderId);
       }
       return this.record(tx, counts, orderIds, {
         erasedBy: request.erasedBy,
@@ -145,10 +144,10 @@ export class PrivacyEraseService {
       const counts = { ...NO_CHANGES };
       const taken: string[] = [];
       for (const orderId of orderIds) {
-        await this.personalData.lockOrder(tx, orderId);
-        if (await this.personalData.replayPending(tx, orderId, this.options.ordersTopic)) continue;
+        await this.stores.orders.lock(tx, orderId);
+        if (await this.replayPending(tx, orderId)) continue;
         await this.eraseOrder(tx, orderId, counts);
-        await this.personalData.markOrderErased(tx, orderId);
+        await this.stores.orders.markPersonalDataErased(tx, orderId);
         taken.push(orderId);
       }
       await this.eraseKeyless(tx, keylessLetterIds, counts);
@@ -161,16 +160,21 @@ export class PrivacyEraseService {
     });
   }
 
+  /** Whether a replayed event of the order still waits in the outbox for TOPIC_ORDERS. */
+  private replayPending(tx: Sql, orderId: string): Promise<boolean> {
+    return this.stores.outbox.hasPending(tx, orderId, this.options.ordersTopic);
+  }
+
   /** Erases one order's personal data in every store; adds to `counts`, returns rows changed. */
   private async eraseOrder(tx: Sql, orderId: string, counts: ErasureCounts): Promise<number> {
-    const repository = this.personalData;
-    const order = await repository.order(tx, orderId);
-    const letters = await repository.deadLetters(tx, orderId, true);
-    const outbox = await repository.outbox(tx, orderId, true);
-    const webhooks = await repository.webhooks(tx, orderId, true);
-    const payments = await repository.payments(tx, orderId);
-    const documents = await repository.documents(tx, orderId);
-    const effects = await repository.unexplainedEffects(tx, orderId);
+    const { stores } = this;
+    const order = await stores.orders.personalDataOf(tx, orderId);
+    const letters = await stores.letters.personalDataOf(tx, orderId, true);
+    const outbox = await stores.outbox.personalDataOf(tx, orderId, true);
+    const webhooks = await stores.webhooks.personalDataOf(tx, orderId, true);
+    const payments = await stores.payments.personalDataOf(tx, orderId);
+    const documents = await stores.documents.personalDataOf(tx, orderId);
+    const effects = await stores.effects.personalDataOf(tx, orderId);
 
     // Every value erased anywhere in the order: what quotes it elsewhere is swept of it.
     const erased = erasedValuesOf(
@@ -191,29 +195,29 @@ export class PrivacyEraseService {
     for (const letter of letters) {
       const next = eraseLetter(letter, erased);
       if (next === null) continue;
-      await repository.writeErasedLetter(tx, next);
+      await stores.letters.writeErased(tx, next);
       counts.deadLetters += 1;
       changed += 1;
     }
     for (const row of outbox) {
       const next = eraseOutboxRow(row, erased);
       if (next === null) continue;
-      await repository.writeErasedOutbox(tx, next);
+      await stores.outbox.writeErased(tx, next);
       counts.outbox += 1;
       changed += 1;
     }
     for (const row of webhooks) {
       const next = eraseWebhook(row, erased);
       if (next === null) continue;
-      await repository.writeErasedWebhook(tx, next);
+      await stores.webhooks.writeErased(tx, next);
       counts.webhooks += 1;
       changed += 1;
     }
     const columns: [keyof ErasureCounts, number][] = [
-      ['customerNumbers', await repository.eraseOrderRow(tx, orderId)],
-      ['paymentLinks', await repository.erasePaymentLinks(tx, orderId)],
-      ['documentNames', await repository.eraseDocumentNames(tx, orderId)],
-      ['effectFileNames', await repository.eraseEffectNames(tx, orderId)],
+      ['customerNumbers', await stores.orders.eraseCustomerNumber(tx, orderId)],
+      ['paymentLinks', await stores.payments.erasePaymentLinks(tx, orderId)],
+      ['documentNames', await stores.documents.eraseFileNames(tx, orderId, ERASED)],
+      ['effectFileNames', await stores.effects.eraseFileNames(tx, orderId, ERASED)],
     ];
     for (const [store, n] of columns) {
       counts[store] += n;
@@ -229,10 +233,10 @@ export class PrivacyEraseService {
     counts: ErasureCounts,
   ): Promise<void> {
     if (ids.length === 0) return;
-    for (const letter of await this.personalData.lockLetters(tx, ids)) {
+    for (const letter of await this.stores.letters.lockPersonalData(tx, ids)) {
       const next = eraseLetter(letter, erasedValuesOf([letter.value]));
       // Marked erased even when nothing in it was personal: the retention is done with it.
-      await this.personalData.writeErasedLetter(tx, {
+      await this.stores.letters.writeErased(tx, {
         ...(next ?? {
           id: letter.id,
           value: letter.value,

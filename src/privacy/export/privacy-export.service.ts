@@ -9,7 +9,7 @@
  * docs/privacy.md, not exported here.
  */
 import type { Database, Sql } from '../../database/database.js';
-import type { PersonalDataRepository } from '../personal-data.repository.js';
+import type { PersonalDataStores } from '../personal-data-stores.js';
 import { ordersOf } from '../privacy-orders.js';
 import type { PrivacySelection } from '../privacy-selection.js';
 import { parseJson, scrubBytes, type Json } from '../personal-json.js';
@@ -70,12 +70,12 @@ export interface PrivacyExport {
 export class PrivacyExportService {
   constructor(
     private readonly database: Database,
-    private readonly personalData: PersonalDataRepository,
+    private readonly stores: PersonalDataStores,
   ) {}
 
   async export(selection: PrivacySelection, now: Date = new Date()): Promise<PrivacyExport> {
     const sql = this.database.sql;
-    const orderIds = await ordersOf(sql, this.personalData, selection);
+    const orderIds = await ordersOf(sql, this.stores, selection);
     const orders: ExportedOrder[] = [];
     for (const orderId of orderIds) orders.push(await this.exportOrder(sql, orderId));
     return {
@@ -89,26 +89,26 @@ export class PrivacyExportService {
   }
 
   private async exportOrder(sql: Sql, orderId: string): Promise<ExportedOrder> {
-    const repository = this.personalData;
-    const order = await repository.order(sql, orderId);
-    const letters = await repository.deadLetters(sql, orderId);
+    const { stores } = this;
+    const order = await stores.orders.personalDataOf(sql, orderId);
+    const letters = await stores.letters.personalDataOf(sql, orderId);
     // Outbox rows and webhooks only when they hold something personal (most hold ids only).
-    const outbox = (await repository.outbox(sql, orderId)).filter(
+    const outbox = (await stores.outbox.personalDataOf(sql, orderId)).filter(
       (row) => scrubBytes(row.value).changed,
     );
-    const webhooks = (await repository.webhooks(sql, orderId)).filter(
+    const webhooks = (await stores.webhooks.personalDataOf(sql, orderId)).filter(
       (row) => scrubBytes(row.body).changed,
     );
     return {
       orderId,
       customerNumber: order?.customerNumber ?? null,
       personalDataErasedAt: order?.personalDataErasedAt?.toISOString() ?? null,
-      payments: await repository.payments(sql, orderId),
-      documents: (await repository.documents(sql, orderId)).map((document) => ({
+      payments: await stores.payments.personalDataOf(sql, orderId),
+      documents: (await stores.documents.personalDataOf(sql, orderId)).map((document) => ({
         documentRef: document.documentRef,
         fileName: document.fileName,
       })),
-      unexplainedEffects: (await repository.unexplainedEffects(sql, orderId)).map((effect) => ({
+      unexplainedEffects: (await stores.effects.personalDataOf(sql, orderId)).map((effect) => ({
         kind: effect.kind,
         payflowId: effect.payflowId,
         fileName: effect.fileName,

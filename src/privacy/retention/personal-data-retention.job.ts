@@ -15,12 +15,13 @@ import { describeError } from '../../common/app-error.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { Database } from '../../database/database.js';
+import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
+import { OrderRepository } from '../../orders/order.repository.js';
 import {
   NO_CHANGES,
   PrivacyEraseService,
   type ErasureCounts,
 } from '../erase/privacy-erase.service.js';
-import { PersonalDataRepository } from '../personal-data.repository.js';
 
 export const PERSONAL_DATA_RETENTION_JOB = 'personal-data-retention';
 export const PERSONAL_DATA_RETENTION_OPTIONS = Symbol('PERSONAL_DATA_RETENTION_OPTIONS');
@@ -61,7 +62,8 @@ export class PersonalDataRetentionJob extends BackgroundWorker {
   constructor(
     @Inject(SchedulerRegistry) private readonly registry: SchedulerRegistry,
     @Inject(Database) private readonly database: Database,
-    @Inject(PersonalDataRepository) private readonly personalData: PersonalDataRepository,
+    @Inject(OrderRepository) private readonly orders: OrderRepository,
+    @Inject(DeadLetterRepository) private readonly letters: DeadLetterRepository,
     @Inject(PrivacyEraseService) private readonly erase: PrivacyEraseService,
     @Inject(PERSONAL_DATA_RETENTION_OPTIONS) private readonly options: PersonalDataRetentionOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
@@ -145,8 +147,8 @@ export class PersonalDataRetentionJob extends BackgroundWorker {
     for (;;) {
       if (this.stopped) break;
       const sql = this.database.sql;
-      const orderIds = await this.personalData.untouchedOrders(sql, cutoff, BATCH);
-      const keyless = await this.personalData.keylessLettersBefore(sql, cutoff, BATCH);
+      const orderIds = await this.orders.untouchedSince(sql, cutoff, BATCH);
+      const keyless = await this.letters.keylessFailedBefore(sql, cutoff, BATCH);
       if (orderIds.length === 0 && keyless.length === 0) break;
       const outcome = await this.erase.eraseForRetention(orderIds, keyless, cutoff);
       for (const [store, n] of Object.entries(outcome.counts) as [keyof ErasureCounts, number][]) {

@@ -1,7 +1,8 @@
 /**
  * The only owner of the `webhook_inbox` table's SQL: the receiver's deduplicating insert
  * (inside its caller's batched transaction), the processor's claim, completion and
- * back-off, and the pruning of processed rows past the retention.
+ * back-off, the pruning of processed rows past the retention, and what a privacy export
+ * reads and an erasure rewrites of an order's webhooks (src/privacy).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -107,6 +108,25 @@ export type ReceivedWebhook = z.infer<typeof receivedRow>;
 
 const pendingStatsRow = z.object({ pending: z.number().int(), oldest: z.number() });
 
+const personalWebhookRow = z.object({
+  id: z.string(),
+  paymentId: z.string(),
+  kind: z.string(),
+  receivedAt: timestampField,
+  body: z.instanceof(Buffer),
+  headers: z.record(z.string(), z.unknown()),
+});
+
+/** A stored webhook as a privacy export shows it and an erasure reads it. */
+export type WebhookPersonalData = z.infer<typeof personalWebhookRow>;
+
+/** What a stored webhook becomes when its personal data is erased: its body and headers. */
+export interface ErasedWebhook {
+  readonly id: string;
+  readonly bytes: Buffer;
+  readonly headers: Readonly<Record<string, unknown>>;
+}
+
 @Injectable()
 export class WebhookInboxRepository {
   constructor(@Inject(Database) private readonly database: Database) {}
@@ -204,5 +224,27 @@ export class WebhookInboxRepository {
       total += deleted;
       if (deleted < chunk) return total;
     }
+  }
+
+  /** The webhooks Payflow sent about the order's payments, in id order; `lock`: FOR UPDATE. */
+  personalDataOf(sql: Sql, orderId: string, lock = false): Promise<WebhookPersonalData[]> {
+    return queryRows(
+      sql,
+      personalWebhookRow,
+      `SELECT w.id::text AS id, w.payment_id::text AS "paymentId", w.kind,
+              w.received_at AS "receivedAt", w.body, w.headers
+         FROM webhook_inbox w
+        WHERE w.payment_id IN (SELECT p.id FROM payments p WHERE p.order_id = $1)
+        ORDER BY w.id${lock ? ' FOR UPDATE OF w' : ''}`,
+      [orderId],
+    );
+  }
+
+  /** Rewrites an erased webhook's body and headers. */
+  async writeErased(tx: Sql, webhook: ErasedWebhook): Promise<void> {
+    await tx.execute(
+      `UPDATE webhook_inbox SET body = $2, headers = $3::jsonb WHERE id = $1::bigint`,
+      [webhook.id, webhook.bytes, JSON.stringify(webhook.headers)],
+    );
   }
 }
