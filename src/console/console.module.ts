@@ -16,6 +16,7 @@ import { OPERATOR_ACTION_ENTITIES } from '../operator/audit/operator-action.enti
 import { DeadLetterListQuery } from '../operator/dead-letters/dead-letter-list.query.js';
 import { OrderTimelineQuery } from '../operator/order-timeline/order-timeline.query.js';
 import { OrderSearchQuery } from '../operator/search/order-search.query.js';
+import { PrivacyModule } from '../privacy/privacy.module.js';
 import { AssetsController } from './assets/assets.controller.js';
 import { ConsoleHttpIntegration } from './console-http.integration.js';
 import { consoleEnabled } from '../config/transport-security.js';
@@ -25,6 +26,7 @@ import {
   ConsoleOperationsModule,
   type ImportedModule,
 } from './operations/console-operations.module.js';
+import { ConsoleErasures } from './order/console-erasures.js';
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
 import { ConsoleAudit } from './shared/console-audit.js';
@@ -80,6 +82,8 @@ export class ConsoleModule {
         DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
         ConsoleSharedModule.forRoot(config, overrides),
         ConsoleOperationsModule.forRoot(outbox),
+        // The order page's "Erase personal data": the erasure of `privacy erase --order`.
+        PrivacyModule.forRoot(),
       ],
       controllers: [
         AssetsController,
@@ -94,6 +98,7 @@ export class ConsoleModule {
         OrderSearchQuery,
         OrderTimelineQuery,
         DeadLetterListQuery,
+        ConsoleErasures,
       ],
     };
   }

@@ -62,6 +62,7 @@ function page(tone: 'bad' | 'info'): string {
       waitingLetters: 0,
       letters: [],
       inDoubtCalls: 0,
+      erasure: null,
     },
   );
 }

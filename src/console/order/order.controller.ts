@@ -5,8 +5,20 @@
  * forms post to those pages' actions).
  * `POST /console/orders/{orderId}/contact` shows the customer's e-mail and phone in clear,
  * once, and records that it was asked for.
+ * `POST /console/orders/{orderId}/privacy/erase` (form: `confirm=erase`) erases the order's
+ * personal data as `privacy erase --order` does (ConsoleErasures), answered with the page
+ * and what the erasure did. Operators only (the session guard refuses a viewer's POST).
  */
-import { Controller, Get, Inject, NotFoundException, Param, Post, Req } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Database } from '../../database/database.js';
 import { DeadLetterListQuery } from '../../operator/dead-letters/dead-letter-list.query.js';
@@ -24,7 +36,9 @@ import {
 } from '../../operator/order-timeline/order-timeline.view.js';
 import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../shared/console-page-kit.js';
+import { formField } from '../shared/console-request.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
+import { ConsoleErasures, erasureOrderIdSchema, type ErasureNotice } from './console-erasures.js';
 
 export interface OrderModel {
   readonly timeline: OrderTimeline;
@@ -37,6 +51,13 @@ export interface OrderModel {
   /** Those letters, oldest first, each with whether it may be discarded. */
   readonly letters: readonly DeadLetterView[];
   readonly inDoubtCalls: number;
+  /** What the erasure just asked for did (null unless this answers one). */
+  readonly erasure: ErasureNotice | null;
+}
+
+interface RenderOptions {
+  readonly reveal: boolean;
+  readonly erasure: ErasureNotice | null;
 }
 
 @Controller('console/orders')
@@ -49,21 +70,45 @@ export class OrderController {
     @Inject(DeadLetterListQuery) private readonly deadLetters: DeadLetterListQuery,
     @Inject(Database) private readonly database: Database,
     @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsoleErasures) private readonly erasures: ConsoleErasures,
   ) {}
 
   @Get(':orderId')
   @HtmlPage()
   async show(@Req() request: FastifyRequest, @Param('orderId') orderId: string): Promise<string> {
-    return this.render(request, orderId, false);
+    return this.render(request, orderId, { reveal: false, erasure: null });
   }
 
   @Post(':orderId/contact')
   @HtmlPage()
   async reveal(@Req() request: FastifyRequest, @Param('orderId') orderId: string): Promise<string> {
-    return this.render(request, orderId, true);
+    return this.render(request, orderId, { reveal: true, erasure: null });
   }
 
-  private async render(request: FastifyRequest, orderId: string, reveal: boolean): Promise<string> {
+  @Post(':orderId/privacy/erase')
+  @HtmlPage()
+  // The answer is the order's page with what the erasure did: a page, not a created resource.
+  @HttpCode(200)
+  async erase(
+    @Req() request: FastifyRequest,
+    @Param('orderId') orderIdText: string,
+  ): Promise<string> {
+    const session = this.kit.session(request);
+    const parsed = erasureOrderIdSchema.safeParse(orderIdText);
+    if (!parsed.success) throw new NotFoundException();
+    const orderId = parsed.data;
+    if ((await this.timelines.timeline(orderId)) === null) throw new NotFoundException();
+    const erasure = await this.erasures.erase(session, orderId, {
+      confirm: formField(request.body, 'confirm'),
+    });
+    return this.render(request, orderId, { reveal: false, erasure });
+  }
+
+  private async render(
+    request: FastifyRequest,
+    orderId: string,
+    { reveal, erasure }: RenderOptions,
+  ): Promise<string> {
     const session = this.kit.session(request);
     let timeline = await this.timelines.timeline(orderId);
     if (timeline === null) throw new NotFoundException();
@@ -92,6 +137,7 @@ export class OrderController {
         waitingLetters: letters.length,
         letters,
         inDoubtCalls,
+        erasure,
       },
     );
   }

@@ -105,6 +105,7 @@ describe('ConsoleViews', () => {
           aLetter({ id: '8', eventId: 'e-8', reason: 'in_doubt', discardable: false }),
         ],
         inDoubtCalls: 0,
+        erasure: null,
       },
     );
     expect(html).toContain('<a class="skip-link" href="#main">');

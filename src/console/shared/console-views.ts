@@ -54,6 +54,8 @@ export class ConsoleViews {
       ...model,
       frame,
       csrf: frame.session?.csrfToken,
+      // Only an operator acts: a viewer's page leaves out every action form and panel.
+      canAct: frame.session?.role === 'operator',
     });
     return this.eta.render('/layout/layout', {
       frame,

@@ -28,7 +28,7 @@ export class OperatorActionEntity {
   /** The client address the request came from. */
   @col.text('client_address', { nullable: true }) clientAddress!: string | null;
 
-  /** What: replay, verdict, pull, forget, reveal_contact, sign_in, action_refused… */
+  /** What: replay, verdict, pull, forget, reveal_contact, erase_personal_data, view_dead_letter… */
   @col.text() action!: string;
 
   /** The order it concerned, when it concerned one. */

@@ -18,6 +18,10 @@ export const OPERATOR_ACTIONS = [
   'sign_out',
   /** A viewer (read only) tried to act: refused with 403, nothing changed. */
   'action_refused',
+  /** The order's personal data erased (PrivacyEraseService): counts only, no value. */
+  'erase_personal_data',
+  /** A dead letter's page opened: which letter, never its payload. */
+  'view_dead_letter',
 ] as const;
 export type OperatorActionKind = (typeof OPERATOR_ACTIONS)[number];
 

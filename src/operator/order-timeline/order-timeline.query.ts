@@ -402,27 +402,30 @@ export class OrderTimelineQuery {
         ([paymentId, views]) =>
           views.map((view) => effectEntry(view, payflowOf.get(paymentId) ?? null)),
       ),
-      ...actions.map((action) =>
-        entry(
-          action.performedAt,
-          'console_action',
-          `${action.action.replace('_', ' ')} by ${sanitizeText(action.actor)}`,
-          action.outcome,
-          action.outcome === 'done' ? 'info' : 'warn',
-          [
-            ...fact(
-              'Who',
-              action.actorVerified
-                ? `signed in through the OpenID provider (subject ${sanitizeText(action.actorSubject ?? '')})`
-                : 'name typed at the token sign-in (not verified)',
-            ),
-            ...fact('From', action.clientAddress),
-            ...Object.entries(action.details).flatMap(([name, value]) =>
-              fact(name, value === null ? null : sanitizeText(String(value))),
-            ),
-          ],
+      // What people did; who merely looked (an opened dead letter) is in the audit, not here.
+      ...actions
+        .filter((action) => action.action !== 'view_dead_letter')
+        .map((action) =>
+          entry(
+            action.performedAt,
+            'console_action',
+            `${action.action.replaceAll('_', ' ')} by ${sanitizeText(action.actor)}`,
+            action.outcome,
+            action.outcome === 'done' ? 'info' : 'warn',
+            [
+              ...fact(
+                'Who',
+                action.actorVerified
+                  ? `signed in through the OpenID provider (subject ${sanitizeText(action.actorSubject ?? '')})`
+                  : 'name typed at the token sign-in (not verified)',
+              ),
+              ...fact('From', action.clientAddress),
+              ...Object.entries(action.details).flatMap(([name, value]) =>
+                fact(name, value === null ? null : sanitizeText(String(value))),
+              ),
+            ],
+          ),
         ),
-      ),
     ];
     entries.sort(
       (a, b) => a.at.localeCompare(b.at) || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind),

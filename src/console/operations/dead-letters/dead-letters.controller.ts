@@ -3,7 +3,8 @@
  * (and whether they were replayed), newest first, a page at a time; what a replay of the
  * filter would take. `GET /console/dead-letters/{id}`: one letter's message as received
  * (personal data masked: names, addresses, e-mails, phones, VINs, number plates, document
- * contents; `POST …/{id}/contact` shows it unmasked, recorded in the operator audit).
+ * contents; `POST …/{id}/contact` shows it unmasked, recorded in the operator audit). Each
+ * opening is recorded too (`view_dead_letter`: who, when, which letter; no payload value).
  *
  * `POST /console/dead-letters/replay` (form: `orderId`, or the filters): the replay of
  * `dlq replay` (ConsoleReplays: the same service and rules). It runs in the background;
@@ -196,7 +197,13 @@ export class DeadLettersController {
     const session = this.kit.session(request);
     const letter = await this.letters.message(id, reveal);
     if (letter === null) throw new NotFoundException();
-    if (reveal) {
+    if (!reveal) {
+      // Who opened which letter, and when: one row per page view, never the payload.
+      await this.kit.record(session, 'view_dead_letter', letter.orderId, 'done', {
+        deadLetter: letter.id,
+        eventId: letter.eventId,
+      });
+    } else {
       await this.kit.record(
         session,
         'reveal_contact',
