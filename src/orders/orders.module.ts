@@ -27,7 +27,7 @@ import { CommandAttemptEntity } from './command-attempt.entity.js';
 import { DocumentAttachedHandler } from './document-attached/document-attached.handler.js';
 import { DocumentRemovedHandler } from './document-removed/document-removed.handler.js';
 import { AttemptBegin } from './engine/attempt-begin.js';
-import { CommandAttemptRepository } from './engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from './engine/attempts/command-attempt.repository.js';
 import { CommandRunner } from './engine/command-runner.js';
 import { InDoubtVerdictEntity } from './in-doubt/in-doubt-verdict.entity.js';
 import { InstallmentAddedHandler } from './installment-added/installment-added.handler.js';

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { Database } from '../../src/database/database.js';
-import { CommandAttemptRepository } from '../../src/orders/engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../../src/orders/engine/attempts/command-attempt.repository.js';
 import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders.js';
 import type { SandboxHandle } from '../support/sandbox.js';
 import {

@@ -24,7 +24,7 @@ import type {
   LetterDiscard,
   ReplayableDeadLetter,
 } from '../dead-letter.repository.js';
-import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../../orders/engine/attempts/command-attempt.repository.js';
 import { identityOfValue } from '../letter-identity.js';
 import type { OrderRequeue } from '../replay/order-requeue.js';
 

@@ -12,7 +12,7 @@ import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.
 import {
   CommandAttemptRepository,
   type ClosedAttempt,
-} from '../../orders/engine/command-attempt.repository.js';
+} from '../../orders/engine/attempts/command-attempt.repository.js';
 import type {
   InDoubtCalls,
   InDoubtRow,

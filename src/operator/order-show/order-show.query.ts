@@ -30,7 +30,7 @@ import {
 import {
   CommandAttemptRepository,
   type ClosedAttempt,
-} from '../../orders/engine/command-attempt.repository.js';
+} from '../../orders/engine/attempts/command-attempt.repository.js';
 import {
   InDoubtVerdictRepository,
   type VerdictRow,

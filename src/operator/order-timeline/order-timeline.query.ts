@@ -21,7 +21,7 @@ import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.
 import {
   CommandAttemptRepository,
   type ClosedAttempt,
-} from '../../orders/engine/command-attempt.repository.js';
+} from '../../orders/engine/attempts/command-attempt.repository.js';
 import { InDoubtVerdictRepository } from '../../orders/in-doubt/in-doubt-verdict.repository.js';
 import { OrderRepository } from '../../orders/order.repository.js';
 import { ProcessedEventRepository } from '../../orders/processed-event.repository.js';

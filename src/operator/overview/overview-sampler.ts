@@ -16,7 +16,7 @@ import {
 } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { Database } from '../../database/database.js';
-import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../../orders/engine/attempts/command-attempt.repository.js';
 import { OutboxRepository } from '../../outbox/outbox.repository.js';
 import { RingBuffer } from './ring-buffer.js';
 

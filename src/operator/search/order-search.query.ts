@@ -13,7 +13,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Database } from '../../database/database.js';
-import { CommandAttemptRepository } from '../../orders/engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../../orders/engine/attempts/command-attempt.repository.js';
 import { OrderRepository, type OrderMatch, type OrderRow } from '../../orders/order.repository.js';
 import { ProcessedEventRepository } from '../../orders/processed-event.repository.js';
 import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';

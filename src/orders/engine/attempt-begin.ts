@@ -28,13 +28,13 @@ import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
 import { decide, type PendingOutcome } from './protocol/attempt-decision.js';
-import { afterLeaseExpired } from './protocol/attempt-protocol.js';
+import { afterLeaseExpired } from './protocol/attempt-steps.js';
 import {
   CommandAttemptRepository,
   FRESH_ROWS,
   type ManyGuardInput,
   type ProbedHold,
-} from './command-attempt.repository.js';
+} from './attempts/command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
 import type { OrderCommand } from './order-command.js';
 

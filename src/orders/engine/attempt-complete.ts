@@ -11,7 +11,10 @@ import type { BatchSql } from '../../database/transaction-batcher.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import type { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { AttemptSettledMeanwhileError } from './attempt.errors.js';
-import type { CommandAttemptRepository, FinishedAttempt } from './command-attempt.repository.js';
+import type {
+  CommandAttemptRepository,
+  FinishedAttempt,
+} from './attempts/command-attempt.repository.js';
 import type { CommandSpec } from './command-spec.js';
 import type { OrderCommand } from './order-command.js';
 

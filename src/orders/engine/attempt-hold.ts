@@ -14,9 +14,12 @@ import type { OrdersOptions } from '../orders.options.js';
 import { busyError } from './attempt-begin.js';
 import type { StartedAttempt } from './attempt-complete.js';
 import { LateEffectPendingError, ProbeNotAppliedError } from './attempt.errors.js';
-import type { CommandAttemptRepository, ProbedHold } from './command-attempt.repository.js';
+import type {
+  CommandAttemptRepository,
+  ProbedHold,
+} from './attempts/command-attempt.repository.js';
 import type { LateEffectDecision, ProbeMetrics } from './probe-metrics.js';
-import type { AfterProbe } from './protocol/attempt-protocol.js';
+import type { AfterProbe } from './protocol/attempt-steps.js';
 import { commandLogContext } from './order-command.js';
 import { lateEffectReadDelayMs } from './protocol/late-effect-wait.js';
 

@@ -8,7 +8,7 @@ import type { OrderEvent } from '../../events/order-event.schema.js';
 import type { OrdersOptions } from '../orders.options.js';
 import type { AttemptBegin, Begun, FreshItem } from './attempt-begin.js';
 import { AttemptSend } from './attempt-send.js';
-import type { CommandAttemptRepository } from './command-attempt.repository.js';
+import type { CommandAttemptRepository } from './attempts/command-attempt.repository.js';
 import type { CommandSpec, PayflowCallContext } from './command-spec.js';
 import { OrderCommand } from './order-command.js';
 

@@ -11,7 +11,7 @@ import { StatementGroup } from '../../database/statement-group.js';
 import type { OrdersOptions } from '../orders.options.js';
 import type { AttemptBegin, Begun, FreshItem } from './attempt-begin.js';
 import { AttemptNotBegunError, AttemptNotOwnedError } from './attempt.errors.js';
-import type { CommandAttemptRepository } from './command-attempt.repository.js';
+import type { CommandAttemptRepository } from './attempts/command-attempt.repository.js';
 import type { CommandSpec } from './command-spec.js';
 import type { OrderCommand } from './order-command.js';
 

@@ -39,7 +39,7 @@ export class ProbeNotAppliedError extends AppError {
  * (PAYFLOW_LATE_EFFECT_WINDOW has not passed since it left): the attempt is held, nothing
  * is sent again, and the event is retried after `retryAfterMs` to read Payflow again. The
  * wait ends by itself at `waitsUntilMs`, so it spends neither the attempts nor the duration
- * budget of the event (src/messaging/failure-policy.ts).
+ * budget of the event (src/messaging/transport/failure-policy.ts).
  */
 export class LateEffectPendingError extends AppError {
   readonly code = 'ATTEMPT.LATE_EFFECT_PENDING';

@@ -49,12 +49,15 @@ import {
 import { AttemptComplete, type StartedAttempt } from './attempt-complete.js';
 import { AttemptSend } from './attempt-send.js';
 import { AttemptHold } from './attempt-hold.js';
-import { CommandAttemptRepository, type ProbedHold } from './command-attempt.repository.js';
+import {
+  CommandAttemptRepository,
+  type ProbedHold,
+} from './attempts/command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
 import { PROBE_METRICS, type LateEffectDecision, type ProbeMetrics } from './probe-metrics.js';
 import { commandLogContext, type CommandOutcome, type OrderCommand } from './order-command.js';
 import { readPayflow } from './payflow-probe.js';
-import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-protocol.js';
+import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-steps.js';
 import { PendingOutcomes } from './protocol/pending-outcomes.js';
 
 @Injectable()

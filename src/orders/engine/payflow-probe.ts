@@ -2,7 +2,7 @@
  * The read of Payflow that decides a call which may have taken effect (the command's
  * `probe`), outside any transaction: retried with the house back-off while Payflow cannot
  * be read, then `unreadable`. It logs and counts the finding; what the finding leads to is
- * the protocol's (protocol/attempt-protocol.ts, afterProbe).
+ * the protocol's (protocol/attempt-steps.ts, afterProbe).
  */
 import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
 import type { AppLogger } from '../../common/logger.js';
@@ -12,7 +12,7 @@ import type { OrderEventType } from '../../events/order-event.schema.js';
 import type { CommandSpec } from './command-spec.js';
 import type { OrderCommand } from './order-command.js';
 import type { ProbeMetrics } from './probe-metrics.js';
-import type { ProbeResult } from './protocol/attempt-protocol.js';
+import type { ProbeResult } from './protocol/attempt-steps.js';
 
 /** Reads of Payflow a probe makes before it calls Payflow unreadable. */
 const PROBE_TRIES = 4;

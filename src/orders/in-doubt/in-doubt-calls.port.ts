@@ -5,7 +5,7 @@
  * names what it needs, so src/orders never imports src/operator.
  */
 import type { Sql } from '../../database/database.js';
-import type { ProbeEvidence } from '../engine/command-attempt.repository.js';
+import type { ProbeEvidence } from '../engine/attempts/command-attempt.repository.js';
 
 /** The order event whose Payflow call creates the payment. */
 export const PAYMENT_CREATION = 'order.payment_requested';

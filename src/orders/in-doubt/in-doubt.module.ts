@@ -22,7 +22,7 @@ import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { PaymentsPersistenceModule } from '../../payments/payments-persistence.module.js';
 import { CommandAttemptEntity } from '../command-attempt.entity.js';
-import { CommandAttemptRepository } from '../engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../engine/attempts/command-attempt.repository.js';
 import { PaymentCreationResolver } from '../payment-requested/payment-creation.resolver.js';
 import { OrderPersistenceModule } from '../order-persistence.module.js';
 import { ProcessedEventRepository } from '../processed-event.repository.js';

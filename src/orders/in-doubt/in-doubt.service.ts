@@ -18,7 +18,7 @@ import { PayflowError, PayflowNotFoundError } from '../../payflow/payflow.errors
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';
 import type { InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { PaymentRepository } from '../../payments/payment.repository.js';
-import type { CommandAttemptRepository } from '../engine/command-attempt.repository.js';
+import type { CommandAttemptRepository } from '../engine/attempts/command-attempt.repository.js';
 import { PAYMENT_CREATION, type InDoubtCalls, type InDoubtRow } from './in-doubt-calls.port.js';
 import { InDoubtRefusedError } from './in-doubt.errors.js';
 import type { InDoubtVerdictRepository, VerdictRow } from './in-doubt-verdict.repository.js';

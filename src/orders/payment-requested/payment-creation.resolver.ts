@@ -12,7 +12,7 @@ import type { InDoubtResolution, InDoubtResolver } from '../../payments/in-doubt
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import { executeTogether } from '../../payments/statement.js';
-import { CommandAttemptRepository } from '../engine/command-attempt.repository.js';
+import { CommandAttemptRepository } from '../engine/attempts/command-attempt.repository.js';
 import { paymentCreatedEvent } from './payment-created.event.js';
 
 @Injectable()

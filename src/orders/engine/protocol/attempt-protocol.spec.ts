@@ -13,19 +13,21 @@ import {
 import { decide, type GuardRow, type RecordedAttempt } from './attempt-decision.js';
 import {
   ATTEMPT_STATES,
-  LEASE_EXPIRED_CODE,
   TRANSITIONS,
-  afterCallFailure,
-  afterLeaseExpired,
-  afterProbe,
   retryTransition,
   transition,
   viewOf,
   type AttemptState,
-  type AfterProbe,
   type AttemptView,
   type TransitionName,
 } from './attempt-protocol.js';
+import {
+  LEASE_EXPIRED_CODE,
+  afterCallFailure,
+  afterLeaseExpired,
+  afterProbe,
+  type AfterProbe,
+} from './attempt-steps.js';
 
 const ME = 'worker-a';
 const OTHER = 'worker-b';
