@@ -11,10 +11,13 @@
  *    2. database                      connection, transaction batcher, migrations runner
  *    3. payflow, tracing              the Payflow HTTP client and its wire schemas; spans
  *                                     (tracing may import payflow, not the reverse)
- *    4. messaging                     the Kafka adapters, and the ports the features use:
+ *    4. messaging                     the ports the features use, at its root:
  *                                     messaging.ports.ts, dead-letter.port.ts (the
  *                                     DeadLetterSink it hands failures to) and
- *                                     dead-letter-headers.ts (the DLQ wire format)
+ *                                     dead-letter-headers.ts (the DLQ wire format); under
+ *                                     it transport/ (the inbound-events transport, free of
+ *                                     kafkajs), kafka/ (the adapters) and security/ (TLS,
+ *                                     SASL, ACLs)
  *    5. events                        the event registry: every published contract (the
  *                                     ERP order events, the outbound events, their names)
  *    6. outbox                        OutboxWriter, the outbox table and its relay
@@ -40,6 +43,9 @@
  * The floors bind production code; a unit spec (`*.spec.ts`) next to the code may use the
  * test builders and drive its code with the real pieces of a higher floor (e.g. the
  * transport with the real order codec).
+ *
+ * Inside messaging, transport/ knows no Kafka: it imports neither kafkajs nor kafka/ (the
+ * adapters plug into it through transport/consumer.port.ts).
  *
  * Packages: kafkajs only in src/messaging (never in its port files); pg and typeorm only in
  * repositories, entities, migrations and src/database (other code takes the `Sql` type from
@@ -101,6 +107,10 @@ const PEER_IMPORTS = {
 /** What the folders above messaging may import of it: its ports, free of kafkajs. */
 const MESSAGING_PORTS =
   '^src/messaging/(messaging\\.ports|dead-letter\\.port|dead-letter-headers)\\.ts$';
+
+/** The concerns inside messaging. */
+const MESSAGING_TRANSPORT = '^src/messaging/transport/';
+const MESSAGING_KAFKA = '^src/messaging/kafka/';
 
 const SPEC = '\\.spec\\.ts$';
 
@@ -168,6 +178,15 @@ module.exports = {
         'importing them brings no Kafka client along.',
       from: { path: MESSAGING_PORTS },
       to: { path: ['(^|/)node_modules/kafkajs/', '^src/messaging/'], pathNot: MESSAGING_PORTS },
+    },
+    {
+      name: 'messaging-transport-knows-no-kafka',
+      severity: 'error',
+      comment:
+        'src/messaging/transport is the broker-agnostic core (sequencing, commits, retry or ' +
+        'dead letter); the Kafka adapters plug into its consumer port, never the reverse.',
+      from: { path: MESSAGING_TRANSPORT, pathNot: SPEC },
+      to: { path: ['(^|/)node_modules/kafkajs/', MESSAGING_KAFKA] },
     },
     {
       name: 'kafkajs-only-in-messaging',

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
+import { createTopicsAndWait } from '../src/messaging/kafka/kafka.topics.js';
 import { KraftCluster } from '../testbed/kafka/kraft-cluster.js';
 import { WorkerProcess } from '../testbed/worker-process.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';

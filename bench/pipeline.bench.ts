@@ -56,7 +56,7 @@
  * BENCH_QUIET_WAIT_S (45: how long each scenario waits for a quiet machine).
  * Results: bench/results/pipeline.json, pipeline.md and pipeline.svg (the picture).
  */
-import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
+import { createTopicsAndWait } from '../src/messaging/kafka/kafka.topics.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';

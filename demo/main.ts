@@ -26,7 +26,7 @@
  * cluster. Exit 0 when everything arrived; 1 with the reason and the worker's log
  * otherwise; 130 after Ctrl-C, which stops everything at any time.
  */
-import { createTopicsAndWait } from '../src/messaging/kafka.topics.js';
+import { createTopicsAndWait } from '../src/messaging/kafka/kafka.topics.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

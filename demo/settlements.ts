@@ -15,8 +15,8 @@ import type { z } from 'zod';
 import type {
   settlementMovementSchema,
   settlementSeedSchema,
-} from '../src/sandbox/control.schemas.js';
-import type { faultSpecSchema } from '../src/sandbox/faults.js';
+} from '../src/sandbox/control/control.schemas.js';
+import type { faultSpecSchema } from '../src/sandbox/faults/faults.js';
 import { TOPICS, type ReceivedMessage } from './kafka.js';
 import { sandboxJson, type Paid } from './payer.js';
 import { ORGANIZATION_ID, addDays } from './scenario.js';

@@ -3,8 +3,8 @@
  * producer that keeps trying through broker and cluster outages, and a reader that takes a
  * topic from the beginning up to its end as it is now.
  */
-import { createTopicsAndWait, waitForLeaders } from '../src/messaging/kafka.topics.js';
-import { partitionOfKey } from '../src/messaging/kafka.producer.js';
+import { createTopicsAndWait, waitForLeaders } from '../src/messaging/kafka/kafka.topics.js';
+import { partitionOfKey } from '../src/messaging/kafka/kafka.producer.js';
 import { randomUUID } from 'node:crypto';
 import { Kafka, Partitioners, logLevel, type Producer } from 'kafkajs';
 import type { PlannedEvent } from './order-load.js';

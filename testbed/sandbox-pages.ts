@@ -4,7 +4,7 @@
  * short, even empty, before the end (docs/sandbox.md, "A long run").
  */
 
-/** The largest page the sandbox serves (MAX_PAGE_SIZE in src/sandbox/control.schemas.ts). */
+/** The largest page the sandbox serves (MAX_PAGE_SIZE in src/sandbox/control/control.schemas.ts). */
 const PAGE_SIZE = 5_000;
 
 async function allPages<T>(
@@ -40,12 +40,4 @@ export function allSandboxPayments<T>(
   filter: { organizationId?: string } = {},
 ): Promise<T[]> {
   return allPages<T>(sandboxUrl, '/sandbox/payments', 'payments', { ...filter });
-}
-
-/** Every webhook delivery the sandbox keeps (optionally of one payment), oldest first. */
-export function allSandboxDeliveries<T>(
-  sandboxUrl: string,
-  filter: { paymentId?: string; kind?: string } = {},
-): Promise<T[]> {
-  return allPages<T>(sandboxUrl, '/sandbox/webhook-deliveries', 'deliveries', { ...filter });
 }

@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/common/logger.js';
 import { loadDatabaseConfig } from '../../src/config/app-config.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';
+import { OutboxCommitted } from '../../src/outbox/outbox-committed.js';
 import { OutboxWriter } from '../../src/outbox/outbox-writer.js';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
 import { PullSettlementHandler } from '../../src/settlements/pull/pull-settlement.handler.js';
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
       settlements: 'payflow.settlements.v1',
       deadLetters: 'erp.orders.v1.dlq',
     }),
+    OutboxCommitted.withoutRelay(),
     client,
     silentLogger(),
   );

@@ -29,20 +29,23 @@ import {
   KAFKA_AUTHORIZATION_METRICS,
   KafkaAuthorizationStatus,
   type KafkaAuthorizationMetrics,
-} from './kafka-authorization.js';
-import { kafkaClientOptionsFromConfig } from './kafka.client.js';
-import { createKafkaMessageProducer, type KafkaProducerOptions } from './kafka.producer.js';
+} from './security/kafka-authorization.js';
+import { kafkaClientOptionsFromConfig } from './kafka/kafka.client.js';
+import { createKafkaMessageProducer, type KafkaProducerOptions } from './kafka/kafka.producer.js';
 import {
   INBOUND_EVENT_CODEC,
   MESSAGE_PRODUCER,
   type InboundEventCodec,
   type MessageProducer,
 } from './messaging.ports.js';
-import { tracedProducer } from './traced-producer.js';
+import { tracedProducer } from './kafka/traced-producer.js';
 import { Tracing } from '../tracing/tracing.js';
-import { OrderEventsTransport } from './order-events.transport.js';
-import { createOrderEventsTransport, type OrderEventsOverrides } from './order-events.wiring.js';
-import { NO_METRICS, type OrderEventsMetrics } from './transport.metrics.js';
+import { OrderEventsTransport } from './transport/inbound-events.transport.js';
+import {
+  createOrderEventsTransport,
+  type OrderEventsOverrides,
+} from './kafka/inbound-events.wiring.js';
+import { NO_METRICS, type OrderEventsMetrics } from './transport/transport.metrics.js';
 
 /** Injection token of the transport's metrics sink (optional; defaults to none). */
 export const ORDER_EVENTS_METRICS = Symbol('ORDER_EVENTS_METRICS');

@@ -3,10 +3,10 @@
  * naming the variable and what is wrong.
  */
 import { z } from 'zod';
-import { DEFAULT_MAX_MOVEMENTS } from './movement-ledger.js';
-import { SHAPE_NAMES } from './shapes.js';
-import { DEFAULT_MAX_PAYMENTS } from './state.js';
-import { DEFAULT_MAX_WEBHOOK_DELIVERIES } from './webhooks.js';
+import { DEFAULT_MAX_MOVEMENTS } from './state/movement-ledger.js';
+import { SHAPE_NAMES } from './payments/shapes.js';
+import { DEFAULT_MAX_PAYMENTS } from './state/state.js';
+import { DEFAULT_MAX_WEBHOOK_DELIVERIES } from './webhooks/webhooks.js';
 
 const integer = (min: number, max: number, what: string) =>
   z

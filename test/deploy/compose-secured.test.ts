@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { deadLetterTopicFor } from '../../src/messaging/dead-letter-headers.js';
-import { requiredTopics, topicSpecs } from '../../src/messaging/topics.port.js';
+import { requiredTopics, topicSpecs } from '../../src/messaging/kafka/topics.port.js';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
 
 import {

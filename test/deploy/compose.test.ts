@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
 import { loadConfig } from '../../src/config/app-config.js';
-import { requiredTopics, topicSpecs } from '../../src/messaging/topics.port.js';
+import { requiredTopics, topicSpecs } from '../../src/messaging/kafka/topics.port.js';
 import { parseSandboxEnv } from '../../src/sandbox/sandbox.config.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

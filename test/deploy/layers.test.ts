@@ -36,7 +36,7 @@ const SCRATCH = {
   featureToKafkaAdapter: {
     path: 'src/outbox/__scratch-layer-violation.ts',
     name: 'KafkaMessageProducer',
-    imports: '../messaging/kafka.producer.js',
+    imports: '../messaging/kafka/kafka.producer.js',
   },
   peerOneWay: {
     path: 'src/webhooks/__scratch-layer-violation.ts',
@@ -106,7 +106,7 @@ describe('dependency rules', () => {
         'floor-common: src/common/__scratch-layer-violation.ts → src/orders/order.repository.ts',
         'floor-events: src/events/__scratch-layer-violation.ts → src/orders/order.repository.ts',
         'floor-orders: src/orders/__scratch-layer-violation.ts → src/operator/order-show/order-show.query.ts',
-        'features-only-messaging-ports: src/outbox/__scratch-layer-violation.ts → src/messaging/kafka.producer.ts',
+        'features-only-messaging-ports: src/outbox/__scratch-layer-violation.ts → src/messaging/kafka/kafka.producer.ts',
         'floor-webhooks: src/webhooks/__scratch-layer-violation.ts → src/settlements/settlement.repository.ts',
         'floor-settlements: src/settlements/__scratch-layer-violation.ts → src/webhooks/inbox/webhook-inbox.repository.ts',
         'floor-management: src/management/__scratch-layer-violation.ts → src/console/console.options.ts',

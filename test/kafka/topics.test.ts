@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConfigSource } from 'kafkajs';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { TopicsMissingError } from '../../src/messaging/topics.port.js';
+import { TopicsMissingError } from '../../src/messaging/kafka/topics.port.js';
 import { startWorker } from '../../src/worker.js';
 import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
 import { buildCli, runBinary } from '../cli/cli-test-kit.js';

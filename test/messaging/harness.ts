@@ -10,15 +10,15 @@ import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { createLogger, silentLogger, type AppLogger } from '../../src/common/logger.js';
 import type { DeadLetter, DeadLetterSink } from '../../src/messaging/dead-letter.port.js';
-import { createKafkaPartitionConsumer } from '../../src/messaging/kafka.consumer.js';
-import { createKafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
+import { createKafkaPartitionConsumer } from '../../src/messaging/kafka/kafka.consumer.js';
+import { createKafkaMessageProducer } from '../../src/messaging/kafka/kafka.producer.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OrderEventContext } from '../../src/orders/order-event.context.js';
 import {
   OrderEventsTransport,
   type OrderEventsTransportOptions,
-} from '../../src/messaging/order-events.transport.js';
-import { createOrderEventsMicroservice } from '../../src/messaging/order-events.wiring.js';
+} from '../../src/messaging/transport/inbound-events.transport.js';
+import { createOrderEventsMicroservice } from '../../src/messaging/kafka/inbound-events.wiring.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import {
   ORDER_EVENT_TYPES,

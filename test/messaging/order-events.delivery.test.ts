@@ -8,7 +8,7 @@ import type { INestMicroservice } from '@nestjs/common';
 import type { Admin } from 'kafkajs';
 import { BlockedByEarlierFailureError } from '../../src/common/dead-letter.errors.js';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
-import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
+import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
 import { PayflowServerError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {

@@ -17,15 +17,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
-import type { KafkaAcl } from '../../src/messaging/kafka-acls.js';
+import type { KafkaAcl } from '../../src/messaging/security/kafka-acls.js';
 import { silentLogger } from '../../src/common/logger.js';
 import {
   KafkaAuthorizationError,
   KafkaAuthorizationStatus,
-} from '../../src/messaging/kafka-authorization.js';
-import { kafkaClientOptionsFromConfig } from '../../src/messaging/kafka.client.js';
-import { KafkaMessageProducer } from '../../src/messaging/kafka.producer.js';
-import { OrderEventsTransport } from '../../src/messaging/order-events.transport.js';
+} from '../../src/messaging/security/kafka-authorization.js';
+import { kafkaClientOptionsFromConfig } from '../../src/messaging/kafka/kafka.client.js';
+import { KafkaMessageProducer } from '../../src/messaging/kafka/kafka.producer.js';
+import { OrderEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
 import type { TopicReader } from '../support/pipeline.js';
 import { startSecuredPipeline, type SecuredPipeline } from '../support/secured-pipeline.js';

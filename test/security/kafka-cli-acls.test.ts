@@ -1,6 +1,6 @@
 /**
  * The operator commands on a secured Kafka, each as a principal of its own holding exactly
- * the ACLs src/messaging/kafka-acls.ts lists for it (what docs/security.md documents):
+ * the ACLs src/messaging/security/kafka-acls.ts lists for it (what docs/security.md documents):
  * `topics create` (CREATE, DESCRIBE on the four topics), `dlq replay` (WRITE, DESCRIBE on
  * the orders topic) and `in-doubt resolve` (WRITE, DESCRIBE on the orders and status
  * topics), beside a worker with its own least privilege. Without them, each is refused with
@@ -15,7 +15,7 @@ import {
   inDoubtResolveAcls,
   topicsCreateAcls,
   workerAcls,
-} from '../../src/messaging/kafka-acls.js';
+} from '../../src/messaging/security/kafka-acls.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';
 import {

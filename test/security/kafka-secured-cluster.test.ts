@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
-import { workerAcls, type KafkaAclConfig } from '../../src/messaging/kafka-acls.js';
+import { workerAcls, type KafkaAclConfig } from '../../src/messaging/security/kafka-acls.js';
 import { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';
 
 jest.setTimeout(180_000);

@@ -34,7 +34,7 @@
  * - `adminConfig()`: a kafkajs `KafkaConfig` of the super user `admin` over SASL_SSL
  *   (SCRAM-SHA-512, verifying the brokers' certificate); `withAdmin(use)` runs with one.
  * - `grantAcls(principal, acls)`, `revokeAcl(principal, acl)`, `restoreAcl(principal, acl)`,
- *   `aclsOf(principal)`: ACLs (src/messaging/kafka-acls.ts `KafkaAcl`, ALLOW, host `*`,
+ *   `aclsOf(principal)`: ACLs (src/messaging/security/kafka-acls.ts `KafkaAcl`, ALLOW, host `*`,
  *   literal names) of a principal such as `User:worker`, through the admin client; each
  *   resolves once the broker's authorizer lists the change. `grantWorkerAcls(principal,
  *   config)` grants exactly `workerAcls(config)`.
@@ -62,8 +62,8 @@ import {
   type KafkaAclConfig,
   type KafkaAclOperation,
   type KafkaAclResourceType,
-} from '../../src/messaging/kafka-acls.js';
-import { createTopicsAndWait } from '../../src/messaging/kafka.topics.js';
+} from '../../src/messaging/security/kafka-acls.js';
+import { createTopicsAndWait } from '../../src/messaging/kafka/kafka.topics.js';
 import { issueCertificate, makeTestPki, type Pem } from '../pki.js';
 import { KraftCluster } from './kraft-cluster.js';
 

@@ -19,19 +19,19 @@
 import type { INestApplication, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestMicroservice, type MicroserviceOptions } from '@nestjs/microservices';
-import type { AppConfig, KafkaSecurityConfig } from '../config/app-config.js';
-import type { AppLogger } from '../common/logger.js';
-import type { DeadLetterSink } from './dead-letter.port.js';
+import type { AppConfig, KafkaSecurityConfig } from '../../config/app-config.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { DeadLetterSink } from '../dead-letter.port.js';
 import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
-import type { KafkaAuthorizationRecorder } from './kafka-authorization.js';
+import type { KafkaAuthorizationRecorder } from '../security/kafka-authorization.js';
 import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka.consumer.js';
-import type { InboundEventCodec } from './messaging.ports.js';
-import { OrderEventExceptionFilter } from './order-event-exception.filter.js';
+import type { InboundEventCodec } from '../messaging.ports.js';
+import { OrderEventExceptionFilter } from '../transport/handler-error.filter.js';
 import {
   OrderEventsTransport,
   type OrderEventsTransportOptions,
-} from './order-events.transport.js';
-import type { OrderEventsMetrics } from './transport.metrics.js';
+} from '../transport/inbound-events.transport.js';
+import type { OrderEventsMetrics } from '../transport/transport.metrics.js';
 
 /** Connects the transport to a hybrid application, with OrderEventExceptionFilter. */
 export function connectOrderEvents(

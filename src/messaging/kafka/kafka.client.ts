@@ -5,17 +5,17 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
-import type { AppLogger } from '../common/logger.js';
-import type { KafkaSecurityConfig } from '../config/app-config.js';
-import { OAuthBearerTokenSource, type OAuthBearerSettings } from './kafka-oauthbearer.js';
-import { isClosedByBrokers, securityProtocolMismatch } from './kafka-access.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { KafkaSecurityConfig } from '../../config/app-config.js';
+import { OAuthBearerTokenSource, type OAuthBearerSettings } from '../security/kafka-oauthbearer.js';
+import { isClosedByBrokers, securityProtocolMismatch } from '../security/kafka-access.js';
 import {
   describeKafkaIdentity,
   explainKafkaAccessError,
   kafkaSecurityFromConfig,
   kafkajsSecurity,
   type KafkaSecurityOptions,
-} from './kafka-security.js';
+} from '../security/kafka-security.js';
 
 export interface KafkaClientOptions {
   /** Bootstrap list, host:port (KAFKA_BROKERS). */

@@ -25,8 +25,8 @@ import type {
   KafkaMessage,
   PartitionAssigner,
 } from 'kafkajs';
-import { backoffDelayMs, type BackoffPolicy } from '../common/backoff.js';
-import { decideClientStop } from './failure-policy.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
+import { decideClientStop } from '../transport/failure-policy.js';
 import {
   asAuthorizationError,
   KafkaAuthorizationError,
@@ -35,15 +35,15 @@ import {
   type KafkaAuthorizationRecorder,
   type KafkaResourceType,
   withKafkaDenialsQuiet,
-} from './kafka-authorization.js';
+} from '../security/kafka-authorization.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import type {
   PartitionConsumer,
   PartitionConsumerHandlers,
   TopicPartition,
   TopicPartitionOffset,
-} from './consumer.port.js';
-import type { InboundMessage } from './messaging.ports.js';
+} from '../transport/consumer.port.js';
+import type { InboundMessage } from '../messaging.ports.js';
 
 /** A kafkajs partition assigner (tests may pass their own). */
 export type KafkaPartitionAssigner = PartitionAssigner;

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { capturingLogger } from '../../test/support/capturing-logger.js';
+import { capturingLogger } from '../../../test/support/capturing-logger.js';
 import {
   KafkaMessageProducer,
   chunksByBytes,
   isProducerStateLost,
   unacknowledged,
 } from './kafka.producer.js';
-import type { OutboundMessage } from './messaging.ports.js';
+import type { OutboundMessage } from '../messaging.ports.js';
 
 const of = (id: string, bytes: number): OutboundMessage => ({
   topic: 't',

@@ -32,7 +32,7 @@ import {
   type Message,
   type Producer,
 } from 'kafkajs';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../../common/app-error.js';
 import {
   asAuthorizationError,
   KAFKA_CLUSTER_RESOURCE,
@@ -40,10 +40,10 @@ import {
   type KafkaAuthorizationRecorder,
   type KafkaResourceType,
   withKafkaDenialsQuiet,
-} from './kafka-authorization.js';
+} from '../security/kafka-authorization.js';
 import { murmur2 } from './murmur2.js';
 import { createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
-import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
+import type { MessageProducer, OutboundMessage } from '../messaging.ports.js';
 
 export interface KafkaProducerOptions {
   /**

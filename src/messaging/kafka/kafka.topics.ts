@@ -1,8 +1,8 @@
 /** TopicAdmin (topics.port.ts) over a kafkajs admin client. */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Admin, ITopicConfig } from 'kafkajs';
-import { AppError } from '../common/app-error.js';
-import { describeKafkaIdentity, explainKafkaAccessError } from './kafka-security.js';
+import { AppError } from '../../common/app-error.js';
+import { describeKafkaIdentity, explainKafkaAccessError } from '../security/kafka-security.js';
 import { checkKafkaAccess, createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import {
   assertTopicsExist,

@@ -7,8 +7,13 @@
  * Installed only when an SDK records (MessagingModule): with the SDK off the relay sends
  * the rows' headers as they are and pays nothing per message.
  */
-import type { MessageProducer, OutboundMessage } from './messaging.ports.js';
-import { contextFromHeaders, traceIdOf, type TraceSpan, type Tracing } from '../tracing/tracing.js';
+import type { MessageProducer, OutboundMessage } from '../messaging.ports.js';
+import {
+  contextFromHeaders,
+  traceIdOf,
+  type TraceSpan,
+  type Tracing,
+} from '../../tracing/tracing.js';
 
 export function tracedProducer(producer: MessageProducer, tracing: Tracing): MessageProducer {
   if (!tracing.recording) return producer;

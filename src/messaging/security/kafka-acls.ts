@@ -3,7 +3,7 @@
  * bed grants exactly these, the tests prove they are enough, and docs/security.md lists them.
  * Every ACL is ALLOW, host `*`, on a literal resource name.
  */
-import { deadLetterTopicFor } from './dead-letter-headers.js';
+import { deadLetterTopicFor } from '../dead-letter-headers.js';
 
 export type KafkaAclResourceType = 'topic' | 'group' | 'cluster';
 export type KafkaAclOperation =
@@ -81,9 +81,4 @@ export function inDoubtResolveAcls(config: KafkaAclConfig): KafkaAcl[] {
     topic(name, 'WRITE'),
     topic(name, 'DESCRIBE'),
   ]);
-}
-
-/** One ACL as one line, e.g. `ALLOW WRITE on topic payflow.settlements.v1`. */
-export function describeAcl(acl: KafkaAcl): string {
-  return `ALLOW ${acl.operation} on ${acl.resourceType} ${acl.resourceName}`;
 }

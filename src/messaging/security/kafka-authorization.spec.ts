@@ -8,8 +8,8 @@ import {
   type KafkaAccess,
   type KafkaAuthorizationMetrics,
 } from './kafka-authorization.js';
-import { classifyFailure, decideClientStop } from './failure-policy.js';
-import { capturingLogger } from '../../test/support/capturing-logger.js';
+import { classifyFailure, decideClientStop } from '../transport/failure-policy.js';
+import { capturingLogger } from '../../../test/support/capturing-logger.js';
 
 const WARN = 40;
 const INFO = 30;

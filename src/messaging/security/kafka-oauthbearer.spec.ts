@@ -12,7 +12,7 @@ import {
   oauthBearerMechanism,
   requestClientCredentialsToken,
 } from './kafka-oauthbearer.js';
-import { saslExchange } from '../../test/support/sasl-exchange.js';
+import { saslExchange } from '../../../test/support/sasl-exchange.js';
 
 const SECRET = 'client-secret:with/odd&chars';
 

@@ -22,10 +22,10 @@ import { readFileSync } from 'node:fs';
 import type { AuthenticationProviderArgs, Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { AppError } from '../common/app-error.js';
-import { secretFromFileContent } from '../config/app-config.js';
+import { AppError } from '../../common/app-error.js';
+import { secretFromFileContent } from '../../config/app-config.js';
 import { KafkaAccessError } from './kafka-access.js';
-import { TokenCache, tokenLifetimeSeconds } from '../payflow/payflow.token.js';
+import { TokenCache, tokenLifetimeSeconds } from '../../payflow/payflow.token.js';
 
 export interface OAuthBearerSettings {
   /** KAFKA_SASL_OAUTHBEARER_TOKEN_URL */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, type KafkaSecurityConfig } from '../config/app-config.js';
+import { ConfigError, type KafkaSecurityConfig } from '../../config/app-config.js';
 import { KafkaTokenRequestError, OAuthBearerTokenSource } from './kafka-oauthbearer.js';
 import {
   describeKafkaIdentity,
@@ -8,7 +8,7 @@ import {
   kafkajsSecurity,
   type KafkaSecurityOptions,
 } from './kafka-security.js';
-import { saslExchange } from '../../test/support/sasl-exchange.js';
+import { saslExchange } from '../../../test/support/sasl-exchange.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB-ca\n-----END CERTIFICATE-----\n';
 const CERT = '-----BEGIN CERTIFICATE-----\nMIIB-client\n-----END CERTIFICATE-----\n';

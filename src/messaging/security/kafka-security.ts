@@ -8,13 +8,13 @@
  * bad credentials, a mechanism the brokers do not enable, a certificate we do not trust, a
  * client certificate they refuse. Never with a secret in it.
  */
-import { fileErrorCode } from '../common/file-error.js';
+import { fileErrorCode } from '../../common/file-error.js';
 import { readFileSync } from 'node:fs';
 import {
   ConfigError,
   type KafkaSaslMechanism,
   type KafkaSecurityConfig,
-} from '../config/app-config.js';
+} from '../../config/app-config.js';
 import type { Mechanism, SASLOptions } from 'kafkajs';
 import { explainAccessFailure, type KafkaAccessError } from './kafka-access.js';
 import {

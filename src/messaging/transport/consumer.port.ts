@@ -2,7 +2,7 @@
  * The consumer-group client as the order-events transport sees it. kafka.consumer.ts
  * implements it over kafkajs; nothing else in the transport knows the client library.
  */
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging.ports.js';
 
 export interface TopicPartition {
   readonly topic: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../common/logger.js';
+import { silentLogger } from '../../common/logger.js';
 import type {
   PartitionConsumer,
   PartitionConsumerHandlers,
@@ -7,7 +7,7 @@ import type {
   TopicPartitionOffset,
 } from './consumer.port.js';
 import { DeliveryEngine, messageBytes } from './delivery-engine.js';
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging.ports.js';
 import { InMemoryOrderEventsMetrics, type ProcessOutcome } from './transport.metrics.js';
 
 const TOPIC = 'orders';

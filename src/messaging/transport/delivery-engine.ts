@@ -23,9 +23,9 @@
  * The memory bound is InFlightBudget's, the commits are OffsetCommitter's; this file
  * decides what runs when.
  */
-import { describeError } from '../common/app-error.js';
-import type { AppLogger } from '../common/logger.js';
-import { withTimeout } from '../common/sleep.js';
+import { describeError } from '../../common/app-error.js';
+import type { AppLogger } from '../../common/logger.js';
+import { withTimeout } from '../../common/sleep.js';
 import type {
   BatchControl,
   ConsumedBatch,
@@ -34,9 +34,9 @@ import type {
   TopicPartitionOffset,
 } from './consumer.port.js';
 import { InFlightBudget, messageBytes } from './in-flight-budget.js';
-import { KafkaAuthorizationError } from './kafka-authorization.js';
+import { KafkaAuthorizationError } from '../security/kafka-authorization.js';
 import { KeyScheduler, type Ticket } from './key-scheduler.js';
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging.ports.js';
 import { OffsetCommitter, tpKey } from './offset-committer.js';
 import type { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ValidationError } from '../common/app-error.js';
+import { AppError, ValidationError } from '../../common/app-error.js';
 import {
   BlockedByEarlierFailureError,
   InDoubtError,
   InvalidEventError,
   InvalidJsonError,
   MappingFailedError,
-} from '../common/dead-letter.errors.js';
+} from '../../common/dead-letter.errors.js';
 import {
   PayflowAbortedError,
   PayflowClientError,
@@ -18,7 +18,7 @@ import {
   PayflowTimeoutError,
   PayflowValidationError,
   type PayflowErrorInit,
-} from '../payflow/payflow.errors.js';
+} from '../../payflow/payflow.errors.js';
 import { classifyFailure, decideFailure } from './failure-policy.js';
 import type { RetryPolicy } from './retry-policy.js';
 

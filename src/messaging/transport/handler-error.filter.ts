@@ -6,7 +6,7 @@ import { throwError, type Observable } from 'rxjs';
  * filter turns every error into `{ status: 'error', message: 'Internal server error' }`,
  * and the transport's failure policy decides retry / dead letter by the error's class.
  * Install it on the microservice before its listeners are registered (see
- * connectOrderEvents / createOrderEventsMicroservice in order-events.wiring.ts).
+ * connectOrderEvents / createOrderEventsMicroservice in kafka/inbound-events.wiring.ts).
  */
 @Catch()
 export class OrderEventExceptionFilter implements RpcExceptionFilter<unknown> {

@@ -4,7 +4,7 @@
  * bound is still taken when nothing else is held, so it cannot wait forever. A batch that
  * finds no room waits here, heartbeating, until a completion makes some.
  */
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging.ports.js';
 
 /** While a batch waits for room, heartbeat this often (kafkajs rate-limits it further). */
 const HEARTBEAT_WHILE_WAITING_MS = 500;

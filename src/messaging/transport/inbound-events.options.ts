@@ -1,12 +1,12 @@
 /**
- * The options of the order-events transport (order-events.transport.ts): the consumer, the
+ * The options of the order-events transport (inbound-events.transport.ts): the consumer, the
  * codec and the dead-letter sink it is given, and its limits and timings.
  */
-import type { AppLogger } from '../common/logger.js';
+import type { AppLogger } from '../../common/logger.js';
 import type { PartitionConsumer } from './consumer.port.js';
-import type { DeadLetterSink } from './dead-letter.port.js';
+import type { DeadLetterSink } from '../dead-letter.port.js';
 import type { OrderSequencing } from './delivery-engine.js';
-import type { InboundEventCodec } from './messaging.ports.js';
+import type { InboundEventCodec } from '../messaging.ports.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics } from './transport.metrics.js';
 

@@ -2,15 +2,15 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { MessageHandler } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { map, timer } from 'rxjs';
-import { silentLogger } from '../common/logger.js';
-import { orderEventCodec } from '../orders/order-event.codec.js';
-import { ORDER_EVENT_TYPES } from '../events/order-event.schema.js';
+import { silentLogger } from '../../common/logger.js';
+import { orderEventCodec } from '../../orders/order-event.codec.js';
+import { ORDER_EVENT_TYPES } from '../../events/order-event.schema.js';
 import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.port.js';
 import {
   ConsumerStuckError,
   ORDER_EVENTS_TRANSPORT,
   OrderEventsTransport,
-} from './order-events.transport.js';
+} from './inbound-events.transport.js';
 
 /** A consumer-group client that joins and then does whatever the test makes it do. */
 class ScriptedConsumer implements PartitionConsumer {

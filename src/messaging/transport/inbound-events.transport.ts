@@ -8,7 +8,7 @@
  * The events' owner injects the codec (INBOUND_EVENT_CODEC, messaging.ports.ts) that reads a
  * message into an event and builds the handler's context; this folder knows no event type.
  * Handlers get the decoded payload (the order envelope) and the codec's context. They must
- * be installed with OrderEventExceptionFilter (see order-events.wiring.ts): Nest's default
+ * be installed with OrderEventExceptionFilter (see kafka/inbound-events.wiring.ts): Nest's default
  * RPC exception filter replaces every error with `{ status: 'error', message }`, which
  * would hide the error class the failure policy decides by.
  *
@@ -37,18 +37,18 @@ import {
   ReplaySubject,
   type Observable,
 } from 'rxjs';
-import { AppError, describeError } from '../common/app-error.js';
-import type { AppLogger } from '../common/logger.js';
+import { AppError, describeError } from '../../common/app-error.js';
+import type { AppLogger } from '../../common/logger.js';
 import type { TopicPartition } from './consumer.port.js';
 import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor } from './message-processor.js';
-import type { DecodedEvent } from './messaging.ports.js';
-import type { OrderEventsTransportOptions } from './order-events.options.js';
+import type { DecodedEvent } from '../messaging.ports.js';
+import type { OrderEventsTransportOptions } from './inbound-events.options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
 import { NO_METRICS } from './transport.metrics.js';
 
-export type { OrderEventsTransportOptions } from './order-events.options.js';
+export type { OrderEventsTransportOptions } from './inbound-events.options.js';
 
 /** transportId of this transport (handlers declared for another transport are skipped). */
 export const ORDER_EVENTS_TRANSPORT = Symbol('ORDER_EVENTS_TRANSPORT');
@@ -403,7 +403,7 @@ export class OrderEventsTransport
     if (!this.warnedHiddenError) {
       this.warnedHiddenError = true;
       this.log.error(
-        'order events: handler errors reach the transport without their class; install OrderEventExceptionFilter (see order-events.wiring.ts). Until then every failure is retried as unknown.',
+        'order events: handler errors reach the transport without their class; install OrderEventExceptionFilter (see kafka/inbound-events.wiring.ts). Until then every failure is retried as unknown.',
       );
     }
     return new HandlerErrorHiddenError();

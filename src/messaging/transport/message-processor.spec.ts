@@ -1,20 +1,20 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { silentLogger } from '../common/logger.js';
-import { BlockedByEarlierFailureError } from '../common/dead-letter.errors.js';
-import type { DeadLetter, DeadLetterSink } from './dead-letter.port.js';
+import { silentLogger } from '../../common/logger.js';
+import { BlockedByEarlierFailureError } from '../../common/dead-letter.errors.js';
+import type { DeadLetter, DeadLetterSink } from '../dead-letter.port.js';
 import {
   PayflowRateLimitedError,
   PayflowServerError,
   PayflowValidationError,
-} from '../payflow/payflow.errors.js';
-import { orderEventCodec } from '../orders/order-event.codec.js';
-import type { OrderEventContext } from '../orders/order-event.context.js';
-import type { ParsedOrderEnvelope } from '../events/order-event.schema.js';
+} from '../../payflow/payflow.errors.js';
+import { orderEventCodec } from '../../orders/order-event.codec.js';
+import type { OrderEventContext } from '../../orders/order-event.context.js';
+import type { ParsedOrderEnvelope } from '../../events/order-event.schema.js';
 import { MessageProcessor, type EventDispatch } from './message-processor.js';
-import type { InboundMessage } from './messaging.ports.js';
+import type { InboundMessage } from '../messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from './transport.metrics.js';
-import { OrderBusyError } from '../orders/order.errors.js';
+import { OrderBusyError } from '../../orders/order.errors.js';
 
 const envelope = (overrides: Record<string, unknown> = {}) => ({
   eventId: randomUUID(),

@@ -9,8 +9,8 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { ValidationError } from '../common/app-error.js';
-import { toMinorUnits } from '../common/money.js';
+import { ValidationError } from '../../common/app-error.js';
+import { toMinorUnits } from '../../common/money.js';
 import {
   DEFAULT_LINK_DOMAIN,
   DEFAULT_ORGANIZATION_ID,
@@ -18,9 +18,9 @@ import {
   type Movement,
   type Organization,
   type SandboxState,
-} from './state.js';
-import { isoOf, startOfUtcDate } from './clock.js';
-import { changeClientSecret } from './auth.js';
+} from '../state/state.js';
+import { isoOf, startOfUtcDate } from '../state/clock.js';
+import { changeClientSecret } from '../http/auth.js';
 import {
   advanceSchema,
   clientSchema,
@@ -35,13 +35,13 @@ import {
   whitelistSchema,
   type SettlementSeed,
 } from './control.schemas.js';
-import { notFound, parseOr422, unprocessable, type Detail } from './errors.js';
-import { faultSpecSchema, faultView } from './faults.js';
-import { newObjectId } from './ids.js';
-import { buildOpenApiDocument } from './openapi.js';
-import type { SandboxContext } from './routing.js';
+import { notFound, parseOr422, unprocessable, type Detail } from '../http/errors.js';
+import { faultSpecSchema, faultView } from '../faults/faults.js';
+import { newObjectId } from '../state/ids.js';
+import { buildOpenApiDocument } from '../openapi/openapi.js';
+import type { SandboxContext } from '../http/routing.js';
 import { sandboxPaymentView } from './views.js';
-import { deliveryView } from './webhooks.js';
+import { deliveryView } from '../webhooks/webhooks.js';
 
 interface IdParams {
   id: string;

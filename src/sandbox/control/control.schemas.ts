@@ -1,9 +1,9 @@
 /** Bodies of the control API (/sandbox/*, CONTRACT §7 plus the extras). */
 import { z } from 'zod';
-import { isCurrency } from '../common/money.js';
-import { PAYMENT_METHOD_TYPES } from '../payflow/payflow.schemas.js';
-import { startOfUtcDate, utcDateOf } from './clock.js';
-import { SIMULATE_ACTIONS } from './simulation.js';
+import { isCurrency } from '../../common/money.js';
+import { PAYMENT_METHOD_TYPES } from '../../payflow/payflow.schemas.js';
+import { startOfUtcDate, utcDateOf } from '../state/clock.js';
+import { SIMULATE_ACTIONS } from '../payments/simulation.js';
 
 const nonEmpty = z.string().min(1);
 const domain = z
@@ -139,4 +139,3 @@ export const settlementSeedSchema = z
     });
   });
 export type SettlementSeed = z.output<typeof settlementSeedSchema>;
-export type SettlementMovementSeed = z.output<typeof settlementMovementSchema>;

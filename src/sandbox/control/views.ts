@@ -2,9 +2,9 @@
  * What the control API (GET /sandbox/payments) shows of a payment: everything the sandbox
  * knows, always in the standard shape. Payflow's own answers are written by shapes.ts.
  */
-import { isoOf } from './clock.js';
-import { Shapes, amount } from './shapes.js';
-import type { Payment, Refund } from './state.js';
+import { isoOf } from '../state/clock.js';
+import { Shapes, amount } from '../payments/shapes.js';
+import type { Payment, Refund } from '../state/state.js';
 
 const standard = new Shapes('standard');
 

@@ -10,7 +10,7 @@
  * after the answer). `times` applies it N times, then it is removed.
  */
 import { z } from 'zod';
-import { newObjectId } from './ids.js';
+import { newObjectId } from '../state/ids.js';
 
 /** The longest wait a fault may add (latencyMs, applyDelayMs): two minutes. */
 export const MAX_FAULT_DELAY_MS = 120_000;

@@ -7,8 +7,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, codeError, unprocessable } from './errors.js';
-import { newAccessToken } from './ids.js';
-import type { AccessToken, Client, Organization, SandboxState } from './state.js';
+import { newAccessToken } from '../state/ids.js';
+import type { AccessToken, Client, Organization, SandboxState } from '../state/state.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const BASIC = /^Basic\s+(\S+)\s*$/i;

@@ -12,21 +12,21 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { AppLogger } from '../common/logger.js';
-import type { PayflowScope } from '../payflow/payflow.schemas.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { PayflowScope } from '../../payflow/payflow.schemas.js';
 import { authenticate, resolveOrganization } from './auth.js';
-import type { VirtualClock } from './clock.js';
+import type { VirtualClock } from '../state/clock.js';
 import { ApiError } from './errors.js';
-import type { Fault, FaultRegistry } from './faults.js';
-import type { LateApplications } from './late-applications.js';
-import type { PartnerService } from './partner.service.js';
+import type { Fault, FaultRegistry } from '../faults/faults.js';
+import type { LateApplications } from '../faults/late-applications.js';
+import type { PartnerService } from '../partner/partner.service.js';
 import type { RequestTraces } from './request-traces.js';
-import type { PaymentsService } from './payments.service.js';
-import type { Scheduler } from './scheduler.js';
-import type { Shapes } from './shapes.js';
-import type { PayerSimulation } from './simulation.js';
-import type { AccessToken, Client, Organization, SandboxState } from './state.js';
-import type { WebhookDispatcher } from './webhooks.js';
+import type { PaymentsService } from '../payments/payments.service.js';
+import type { Scheduler } from '../state/scheduler.js';
+import type { Shapes } from '../payments/shapes.js';
+import type { PayerSimulation } from '../payments/simulation.js';
+import type { AccessToken, Client, Organization, SandboxState } from '../state/state.js';
+import type { WebhookDispatcher } from '../webhooks/webhooks.js';
 
 export interface SandboxContext {
   state: SandboxState;

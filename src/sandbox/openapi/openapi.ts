@@ -8,8 +8,8 @@ import { z } from 'zod';
 import {
   PAYFLOW_COMPONENT_SCHEMAS,
   type PayflowComponentName,
-} from '../payflow/payflow.components.js';
-import { PAYFLOW_SCOPES, settlementQuerySchema } from '../payflow/payflow.schemas.js';
+} from '../../payflow/payflow.components.js';
+import { PAYFLOW_SCOPES, settlementQuerySchema } from '../../payflow/payflow.schemas.js';
 import { OPERATIONS, P, type JsonObject, type Operation } from './openapi.operations.js';
 
 const { create, update } = PAYFLOW_SCOPES;
@@ -178,6 +178,3 @@ export function buildOpenApiDocument(serverUrl: string): JsonObject {
     },
   };
 }
-
-/** Number of operations described (the spec has 18). */
-export const OPENAPI_OPERATION_COUNT = OPERATIONS.length;

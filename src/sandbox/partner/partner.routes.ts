@@ -5,18 +5,18 @@ import {
   printReceiptSchema,
   resendSchema,
   settlementQuerySchema,
-} from '../payflow/payflow.schemas.js';
-import { issueToken } from './auth.js';
-import { startOfUtcDate } from './clock.js';
-import { parseOr422 } from './errors.js';
-import { withBodies } from './media-types.js';
+} from '../../payflow/payflow.schemas.js';
+import { issueToken } from '../http/auth.js';
+import { startOfUtcDate } from '../state/clock.js';
+import { parseOr422 } from '../http/errors.js';
+import { withBodies } from '../http/media-types.js';
 import {
   TOKEN_ONLY,
   authedRoute,
   organizationRoute,
   payflowRoute,
   type SandboxContext,
-} from './routing.js';
+} from '../http/routing.js';
 import { settlementCsv } from './settlement-csv.js';
 
 export const PARTNER_PREFIX = '/partner';

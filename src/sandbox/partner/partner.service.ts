@@ -2,10 +2,10 @@
  * Group B payment functions: re-send to a payment method (the result goes out as a Payment
  * Update webhook), terminal receipt printing and manual-paid (docs/assumptions.md).
  */
-import { PAYMENT_METHOD_TYPES } from '../payflow/payflow.schemas.js';
-import { businessError } from './errors.js';
-import { bodyLoc as loc, type PaymentLifecycle } from './payment-lifecycle.js';
-import type { Organization } from './state.js';
+import { PAYMENT_METHOD_TYPES } from '../../payflow/payflow.schemas.js';
+import { businessError } from '../http/errors.js';
+import { bodyLoc as loc, type PaymentLifecycle } from '../payments/payment-lifecycle.js';
+import type { Organization } from '../state/state.js';
 
 type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
 

@@ -8,11 +8,11 @@
  * The file is streamed in chunks of about 64 KiB, so a large file is never one string.
  */
 import { Readable } from 'node:stream';
-import { formatMinorUnits, roundDecimal } from '../common/money.js';
-import { SETTLEMENT_CSV_COLUMNS } from '../payflow/payflow.schemas.js';
-import { isoOf } from './clock.js';
-import type { BookedDate, MovementLedger } from './movement-ledger.js';
-import type { Movement } from './state.js';
+import { formatMinorUnits, roundDecimal } from '../../common/money.js';
+import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/payflow.schemas.js';
+import { isoOf } from '../state/clock.js';
+import type { BookedDate, MovementLedger } from '../state/movement-ledger.js';
+import type { Movement } from '../state/state.js';
 
 /** Characters gathered before a chunk is handed on (the rows are ASCII, so about bytes). */
 export const SETTLEMENT_CSV_CHUNK_SIZE = 64 * 1024;

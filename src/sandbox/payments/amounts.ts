@@ -3,17 +3,17 @@
  * JSON numbers in major units become integer minor units, and an amount with more
  * decimals than the currency allows is a 422 `value_error.decimal_places`.
  */
-import { ValidationError } from '../common/app-error.js';
+import { ValidationError } from '../../common/app-error.js';
 import {
   currencyExponent,
   multiplyDecimal,
   parseDecimal,
   roundDecimal,
   toMinorUnits,
-} from '../common/money.js';
-import type { PayflowItem } from '../payflow/payflow.schemas.js';
-import { startOfUtcDate } from './clock.js';
-import type { Detail, Loc } from './errors.js';
+} from '../../common/money.js';
+import type { PayflowItem } from '../../payflow/payflow.schemas.js';
+import { startOfUtcDate } from '../state/clock.js';
+import type { Detail, Loc } from '../http/errors.js';
 
 export type Sign = 'any' | 'positive' | 'non-negative';
 

@@ -5,9 +5,9 @@
  * name and Content-Type become fileName and contentType. Both become one DocumentUpload.
  */
 import { z } from 'zod';
-import { uploadDocumentSchema } from '../payflow/payflow.schemas.js';
-import { parseOr422, unprocessable, type Loc } from './errors.js';
-import { MultipartForm } from './media-types.js';
+import { uploadDocumentSchema } from '../../payflow/payflow.schemas.js';
+import { parseOr422, unprocessable, type Loc } from '../http/errors.js';
+import { MultipartForm } from '../http/media-types.js';
 
 export interface DocumentUpload {
   paymentId: string;

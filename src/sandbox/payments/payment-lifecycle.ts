@@ -5,17 +5,17 @@
  * webhooks a change sends (docs/assumptions.md, webhooks: callback.url for every change,
  * status_update_url when paymentStatus changes, terminal_failure_url for terminal failures).
  */
-import { sumMinor } from '../common/money.js';
+import { sumMinor } from '../../common/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
   type PaymentMethod,
   type WebhookKind,
   type WebhookPayload,
-} from '../payflow/payflow.schemas.js';
-import { startOfUtcDate } from './clock.js';
-import { businessError, notFound, type Detail, type Loc } from './errors.js';
-import { newObjectId } from './ids.js';
-import type { Scheduler } from './scheduler.js';
+} from '../../payflow/payflow.schemas.js';
+import { startOfUtcDate } from '../state/clock.js';
+import { businessError, notFound, type Detail, type Loc } from '../http/errors.js';
+import { newObjectId } from '../state/ids.js';
+import type { Scheduler } from '../state/scheduler.js';
 import {
   isFinalInstallment,
   isFinalPayment,
@@ -24,9 +24,9 @@ import {
   type Payment,
   type PaymentStatus,
   type SandboxState,
-} from './state.js';
+} from '../state/state.js';
 import type { Shapes } from './shapes.js';
-import type { Delivery, WebhookDispatcher } from './webhooks.js';
+import type { Delivery, WebhookDispatcher } from '../webhooks/webhooks.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -6,16 +6,16 @@ import {
   createPaymentSchema,
   refundSchema,
   updateInstallmentSchema,
-} from '../payflow/payflow.schemas.js';
+} from '../../payflow/payflow.schemas.js';
 import { readDocumentUpload } from './document-upload.js';
-import { parseOr422 } from './errors.js';
-import { withBodies } from './media-types.js';
+import { parseOr422 } from '../http/errors.js';
+import { withBodies } from '../http/media-types.js';
 import {
   TOKEN_ONLY,
   organizationRoute,
   type OrganizationCall,
   type SandboxContext,
-} from './routing.js';
+} from '../http/routing.js';
 
 interface PaymentParams {
   payflow_id: string;

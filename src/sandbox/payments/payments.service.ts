@@ -4,24 +4,24 @@
  * it throws ApiError for answers other than 200.
  */
 import { createHash } from 'node:crypto';
-import { isCurrency } from '../common/money.js';
+import { isCurrency } from '../../common/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
   type CreateInstallmentBody,
   type CreatePaymentBody,
   type UpdateInstallmentBody,
-} from '../payflow/payflow.schemas.js';
+} from '../../payflow/payflow.schemas.js';
 import { AmountReader, sumsTo } from './amounts.js';
 import type { DocumentUpload } from './document-upload.js';
-import { businessError, notFound, unprocessable, type Detail } from './errors.js';
-import { newObjectId } from './ids.js';
+import { businessError, notFound, unprocessable, type Detail } from '../http/errors.js';
+import { newObjectId } from '../state/ids.js';
 import {
   bodyLoc as loc,
   businessDetail as business,
   newInstallment,
   type PaymentLifecycle,
 } from './payment-lifecycle.js';
-import type { Organization, Payment, Refund } from './state.js';
+import type { Organization, Payment, Refund } from '../state/state.js';
 import { amount } from './shapes.js';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;

@@ -12,9 +12,9 @@
  * The choice lives here only: one Encoding per shape, and one method per view that every
  * route, service and webhook goes through.
  */
-import { formatMinorUnits, minorUnitsToJsonNumber } from '../common/money.js';
-import type { WebhookPayload } from '../payflow/payflow.schemas.js';
-import { isoOf } from './clock.js';
+import { formatMinorUnits, minorUnitsToJsonNumber } from '../../common/money.js';
+import type { WebhookPayload } from '../../payflow/payflow.schemas.js';
+import { isoOf } from '../state/clock.js';
 import type {
   AccessToken,
   Client,
@@ -23,7 +23,7 @@ import type {
   Payment,
   PaymentDocument,
   Refund,
-} from './state.js';
+} from '../state/state.js';
 
 export const SHAPE_NAMES = ['standard', 'alternate'] as const;
 export type ShapeName = (typeof SHAPE_NAMES)[number];

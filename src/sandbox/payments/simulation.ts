@@ -11,10 +11,15 @@
  * again a day later. terminal_failure: a webhook to terminal_failure_url.
  * Actions on a final payment or installment are 409 (they cannot happen).
  */
-import { conflict, notFound } from './errors.js';
+import { conflict, notFound } from '../http/errors.js';
 import type { PaymentLifecycle } from './payment-lifecycle.js';
-import { isFinalInstallment, isFinalPayment, type Installment, type Payment } from './state.js';
-import type { Delivery } from './webhooks.js';
+import {
+  isFinalInstallment,
+  isFinalPayment,
+  type Installment,
+  type Payment,
+} from '../state/state.js';
+import type { Delivery } from '../webhooks/webhooks.js';
 
 export const SIMULATE_ACTIONS = [
   'opened',

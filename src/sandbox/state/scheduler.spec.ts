@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { VirtualClock } from './clock.js';
 import { Scheduler } from './scheduler.js';
-import { RETRY_BACKOFF_MINUTES } from './webhooks.js';
+import { RETRY_BACKOFF_MINUTES } from '../webhooks/webhooks.js';
 
 /** A scheduler on `clock` with nothing in flight to settle, whose job errors fail the test. */
 function schedulerOn(clock: VirtualClock): Scheduler {

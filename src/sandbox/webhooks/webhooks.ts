@@ -12,20 +12,19 @@
  * are listed a page at a time, and a payment's deliveries are found by an index.
  */
 import { request, type Agent } from 'undici';
-import type { AppLogger } from '../common/logger.js';
-import type { WebhookKind } from '../payflow/payflow.schemas.js';
-import { BoundedStore, type Page } from './bounded-store.js';
-import { isoOf, type VirtualClock } from './clock.js';
-import { conflict, notFound } from './errors.js';
-import { newObjectId } from './ids.js';
-import type { Scheduler } from './scheduler.js';
+import type { AppLogger } from '../../common/logger.js';
+import type { WebhookKind } from '../../payflow/payflow.schemas.js';
+import { BoundedStore, type Page } from '../state/bounded-store.js';
+import { isoOf, type VirtualClock } from '../state/clock.js';
+import { conflict, notFound } from '../http/errors.js';
+import { newObjectId } from '../state/ids.js';
+import type { Scheduler } from '../state/scheduler.js';
 import { isWhitelisted } from './whitelist.js';
 
 /** Wait before retry n (1-based), in minutes: 5×5, 5×15, 5×30, 5×60, 5×24 h = 7750 minutes. */
 export const RETRY_BACKOFF_MINUTES: readonly number[] = [5, 15, 30, 60, 1440].flatMap((wait) =>
   Array.from({ length: 5 }, () => wait),
 );
-export const MAX_RETRIES = RETRY_BACKOFF_MINUTES.length;
 /** Default SANDBOX_MAX_WEBHOOK_DELIVERIES. */
 export const DEFAULT_MAX_WEBHOOK_DELIVERIES = 20_000;
 

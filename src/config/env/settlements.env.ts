@@ -1,0 +1,23 @@
+/** SETTLEMENT_*: the nightly settlement pull. */
+import { z } from 'zod';
+import { boolean } from '../env-values.js';
+import { validateCronExpression } from 'cron';
+import { isTimeZone } from '../../common/calendar.js';
+
+export const settlementsEnv = z.object({
+  SETTLEMENT_CRON: z
+    .string()
+    .trim()
+    .refine((value) => validateCronExpression(value).valid, {
+      message: 'must be a cron expression such as "0 30 2 * * *" (seconds first)',
+    })
+    .default('0 30 2 * * *'),
+  SETTLEMENT_TIMEZONE: z
+    .string()
+    .refine(isTimeZone, { message: 'must be an IANA time zone such as Europe/Oslo' })
+    .default('Europe/Oslo'),
+  /** Run the nightly settlement pull in this process (the CLI pulls by hand either way). */
+  SETTLEMENT_ENABLED: boolean.default(true),
+  /** The nightly run also asks again for this many of the latest pulled nights (0 = none). */
+  SETTLEMENT_RECHECK_NIGHTS: z.coerce.number().int().min(0).max(31).default(0),
+});
