@@ -20,15 +20,16 @@ import { DatabaseModule } from './database/database.module.js';
 import { TransactionBatcher } from './database/transaction-batcher.js';
 import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { ManagementModule } from './management/management.module.js';
-import type { KafkaConsumerOptions } from './messaging/kafka.consumer.js';
-import type { KafkaProducerOptions } from './messaging/kafka.producer.js';
+import type { KafkaConsumerOptions } from './messaging/kafka/kafka.consumer.js';
+import type { KafkaProducerOptions } from './messaging/kafka/kafka.producer.js';
 import { MessagingModule, OrderEventsTransportModule } from './messaging/messaging.module.js';
-import type { OrderEventsOverrides } from './messaging/order-events.wiring.js';
+import type { OrderEventsOverrides } from './messaging/kafka/inbound-events.wiring.js';
 import { MetricsModule } from './management/metrics/metrics.module.js';
 import { MetricsService } from './management/metrics/metrics.service.js';
 import { OrdersModule, type OrdersOptionOverrides } from './orders/orders.module.js';
+import { OutboxCommitted } from './outbox/outbox-committed.js';
 import { OutboxModule } from './outbox/outbox.module.js';
-import { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox.relay.js';
+import type { OutboxRelayOptions } from './outbox/outbox.relay.js';
 import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow.module.js';
 import { PrivacyModule } from './privacy/privacy.module.js';
 import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
@@ -62,8 +63,9 @@ export interface WorkerOverrides {
 }
 
 /**
- * Wakes the outbox relay whenever a batch of state changes (and their outbox rows) commits,
- * and counts the batch's size (group commit at work).
+ * Wakes the outbox relay (OutboxCommitted) whenever a batch of the TransactionBatcher (the
+ * order pipeline, dead letters, supersede steps: their outbox rows) commits, and counts the
+ * batch's size (group commit at work).
  */
 @Module({})
 class PipelineWiringModule implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -71,15 +73,14 @@ class PipelineWiringModule implements OnApplicationBootstrap, OnApplicationShutd
 
   constructor(
     @Inject(TransactionBatcher) private readonly batcher: TransactionBatcher,
-    @Inject(OutboxRelay) private readonly relay: OutboxRelay,
+    @Inject(OutboxCommitted) private readonly outboxCommitted: OutboxCommitted,
     @Inject(MetricsService) private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.unsubscribe = this.batcher.onCommit((batch) => {
-      this.relay.notify();
-      this.metrics.batchCommitted(batch.units);
-    });
+    this.unsubscribe = this.outboxCommitted.afterEachCommitOf(this.batcher, (units) =>
+      this.metrics.batchCommitted(units),
+    );
   }
 
   onApplicationShutdown(): void {
@@ -142,14 +143,15 @@ export class AppModule {
           inboxRetentionMs: config.WEBHOOK_INBOX_RETENTION,
         }),
         WebhooksProcessingModule.forRoot({
-          imports: [orders, outbox],
+          outbox,
+          imports: [orders],
           options: {
             pollIntervalMs: config.WEBHOOK_PROCESSING_POLL_INTERVAL,
             ...overrides.webhookProcessing,
           },
         }),
         ReconciliationModule.forRoot({
-          imports: [outbox],
+          outbox,
           options: {
             autoStart: config.RECONCILE_ENABLED,
             intervalMs: config.RECONCILE_INTERVAL,
@@ -159,7 +161,7 @@ export class AppModule {
           },
         }),
         SettlementsModule.forRoot({
-          imports: [outbox],
+          outbox,
           options: {
             topic: config.TOPIC_SETTLEMENTS,
             cron: config.SETTLEMENT_CRON,

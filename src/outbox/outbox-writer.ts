@@ -7,10 +7,10 @@
  * the caller's unit is written.
  *
  * Waking the relay: only the owner of a transaction knows when it committed, so the owner
- * wakes the relay, as it did before this writer: TransactionBatcher.onCommit in the worker
- * for `defer`, and the *_EVENTS_COMMITTED hooks of the webhook processor, the
- * reconciliation poller and the nightly settlements for `append`. Without a wake-up the
- * relay still finds the rows on its next poll.
+ * calls OutboxCommitted (outbox-committed.ts) after its commit: for `defer`, the worker's
+ * PipelineWiringModule through `afterEachCommitOf(batcher)`; for `append`, the webhook
+ * processor, the reconciliation poller and the settlement pull, each of which injects it
+ * (never optional). The relay's idle poll is only the safety net for a lost wake-up.
  *
  * Tracing (CONTRACT §8): an event's `trace`, or else the `trace` given to the call, is
  * written as its `traceparent` / `tracestate` headers in the outbox row, so the context

@@ -9,6 +9,9 @@
  * connects it before bootstrap and disconnects it in `onApplicationShutdown`, after the
  * relay's flush (Nest runs every `beforeApplicationShutdown` hook first).
  *
+ * It exports OutboxCommitted, the one wake-up of its relay: every feature that writes
+ * outbox rows names this module in its imports and calls `committed()` after its commit.
+ *
  *   OutboxModule.forRoot({ imports: [MessagingModule], relay: { idlePollMs: 500 } })
  */
 import {
@@ -23,6 +26,7 @@ import {
 } from '@nestjs/common';
 import { DatabaseModule } from '../database/database.module.js';
 import { Database } from '../database/database.js';
+import { OutboxCommitted } from './outbox-committed.js';
 import { OutboxEntity } from './outbox.entity.js';
 import { OutboxRepository } from './outbox.repository.js';
 import {
@@ -44,25 +48,21 @@ const OUTBOX_AUTO_START = Symbol('OUTBOX_AUTO_START');
 
 export const OUTBOX_ENTITIES = [OutboxEntity];
 
-/**
- * `token` as a callback that wakes the outbox relay, for a feature whose writes queue
- * events: called once they committed, it notifies the application's relay when there is
- * one (imported from OutboxModule), and does nothing otherwise.
- */
-export function relayWakeupProvider(token: symbol): Provider {
-  return {
-    provide: token,
-    inject: [{ token: OutboxRelay, optional: true }],
-    useFactory: (relay: OutboxRelay | undefined) => () => relay?.notify(),
-  };
-}
-
 @Module({
   imports: [DatabaseModule.forFeature(OUTBOX_ENTITIES)],
   // Database is a thin wrapper over the DataSource's pool; provided here so that the
   // module works whether or not the application provides it globally.
-  providers: [Database, OutboxRepository, OutboxRelay],
-  exports: [OutboxRepository, OutboxRelay],
+  providers: [
+    Database,
+    OutboxRepository,
+    OutboxRelay,
+    {
+      provide: OutboxCommitted,
+      inject: [OutboxRelay],
+      useFactory: (relay: OutboxRelay) => OutboxCommitted.ofRelay(relay),
+    },
+  ],
+  exports: [OutboxRepository, OutboxRelay, OutboxCommitted],
 })
 export class OutboxModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(
@@ -81,7 +81,7 @@ export class OutboxModule implements OnApplicationBootstrap, BeforeApplicationSh
       module: OutboxModule,
       imports: options.imports ?? [],
       providers,
-      exports: [OutboxRepository, OutboxRelay],
+      exports: [OutboxRepository, OutboxRelay, OutboxCommitted],
     };
   }
 

@@ -27,8 +27,8 @@
  * for a settlement night of 100,000 rows. Order is kept per key within a topic.
  *
  * Latency and idling. The relay sleeps between passes (`busyPollMs` after a pass that
- * published) and `notify()` wakes it at once: writers call it after their transaction
- * committed (RelayWakeup also wakes the other replicas by NOTIFY, which the process's one
+ * published) and `notify()` wakes it at once: writers call it, through OutboxCommitted
+ * (outbox-committed.ts), after their transaction committed (RelayWakeup also wakes the other replicas by NOTIFY, which the process's one
  * LISTEN connection delivers). An idle relay sleeps `idlePollMs` (30 s): its idle pass is
  * the safety net for rows nobody announced, and bucket ownership, revisited every
  * `rebalanceIntervalMs` while rows flow, is revisited with it, or at once when a relay
@@ -77,7 +77,6 @@ export {
   OUTBOX_RELAY_OPTIONS,
   type OutboxFlushOptions,
   type OutboxFlushResult,
-  type OutboxFlusher,
   type OutboxRelayMetrics,
   type OutboxRelayOptions,
 } from './relay.options.js';

@@ -23,6 +23,7 @@ import { describeError } from '../common/app-error.js';
 import { Database } from '../database/database.js';
 import { mapBounded } from '../common/map-bounded.js';
 import { sleep } from '../common/sleep.js';
+import { OutboxCommitted } from '../outbox/outbox-committed.js';
 import { PaymentRepository } from '../payments/payment.repository.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';
 import { PaymentStatusSync } from '../payments/status-sync/payment-status-sync.js';
@@ -32,8 +33,6 @@ import {
 } from '../payments/unexplained-effects/unexplained-effects.service.js';
 
 export const RECONCILIATION_OPTIONS = Symbol('RECONCILIATION_OPTIONS');
-/** Called after a pass that wrote status events (wakes the outbox relay). */
-export const RECONCILIATION_EVENTS_COMMITTED = Symbol('RECONCILIATION_EVENTS_COMMITTED');
 
 export const RECONCILIATION_METRICS = Symbol('RECONCILIATION_METRICS');
 
@@ -135,9 +134,9 @@ export class ReconciliationPoller extends BackgroundWorker {
     @Inject(Database) private readonly database: Database,
     @Inject(PaymentStatusSync) private readonly sync: PaymentStatusSync,
     @Inject(UnexplainedEffects) private readonly effects: UnexplainedEffects,
+    @Inject(OutboxCommitted) private readonly outboxCommitted: OutboxCommitted,
     @Optional() @Inject(RECONCILIATION_OPTIONS) options?: ReconciliationOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-    @Optional() @Inject(RECONCILIATION_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(RECONCILIATION_METRICS) private readonly metrics?: ReconciliationMetrics,
   ) {
     super();
@@ -253,7 +252,7 @@ export class ReconciliationPoller extends BackgroundWorker {
           reads.push({ payment, status: snapshot.status });
           events += result.events.length;
           // Wake the relay now, not at the end of a pass that may take minutes.
-          if (result.events.length > 0) this.committed?.();
+          if (result.events.length > 0) this.outboxCommitted.committed();
           const change = result.changes?.payment ?? null;
           const installmentChanges = result.changes?.installments.length ?? 0;
           if (result.outcome === 'stale') {

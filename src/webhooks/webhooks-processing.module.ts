@@ -2,12 +2,13 @@
  * The webhook inbox processor (issue 4 §2), started with the application.
  *
  *   const orders = OrdersModule.forRoot(…); const outbox = OutboxModule.forRoot(…);
- *   WebhooksProcessingModule.forRoot({ imports: [orders, outbox], options: { … } })
+ *   WebhooksProcessingModule.forRoot({ outbox, imports: [orders], options: { … } })
  *
  * Needs (global): DataSource, APP_CONFIG, APP_LOGGER, PAYFLOW_API; optionally the metrics
  * Registry (the processor's and UnexplainedEffectsModule's counters). From `imports`:
- * IN_DOUBT_RESOLVER (the port in src/payments; OrdersModule provides it), and optionally OutboxRelay
- * (OutboxModule: woken after events commit). The receiver's InboxSignal (WebhookInboxModule,
+ * IN_DOUBT_RESOLVER (the port in src/payments; OrdersModule provides it). From `outbox`:
+ * OutboxCommitted (the application's OutboxModule, or OutboxCommittedModule.withoutRelay()),
+ * called after a pass's status events committed. The receiver's InboxSignal (WebhookInboxModule,
  * imported here) wakes the processor of this process, and a throttled NOTIFY on
  * WEBHOOK_INBOX_CHANNEL those of the other replicas; it also polls
  * (WEBHOOK_PROCESSING_POLL_INTERVAL) for rows whose retry came due.
@@ -18,7 +19,7 @@ import { APP_LOGGER } from '../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../common/logger.js';
 import { Database } from '../database/database.js';
 import { ThrottledNotify } from '../database/throttled-notify.js';
-import { relayWakeupProvider } from '../outbox/outbox.module.js';
+import type { OutboxImport } from '../outbox/outbox-committed.js';
 import { PaymentsPersistenceModule } from '../payments/payments-persistence.module.js';
 import { StatusSyncModule } from '../payments/status-sync/status-sync.module.js';
 import { UnexplainedEffectsModule } from '../payments/unexplained-effects/unexplained-effects.module.js';
@@ -33,19 +34,20 @@ import {
 } from './processing/processing.metrics.js';
 import { WebhookInboxProcessor } from './processing/webhook-inbox.processor.js';
 import {
-  STATUS_EVENTS_COMMITTED,
   WEBHOOK_INBOX_CHANNEL,
   WEBHOOK_PROCESSING_OPTIONS,
   type WebhookProcessingOptions,
 } from './processing/webhook-processing.options.js';
 
 export interface WebhooksProcessingModuleOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** The module that provides OutboxCommitted: the status events' wake-up of the relay. */
+  readonly outbox: OutboxImport;
   readonly options?: WebhookProcessingOptions;
 }
 
 @Module({})
 export class WebhooksProcessingModule {
-  static forRoot(settings: WebhooksProcessingModuleOptions = {}): DynamicModule {
+  static forRoot(settings: WebhooksProcessingModuleOptions): DynamicModule {
     return {
       module: WebhooksProcessingModule,
       imports: [
@@ -53,11 +55,11 @@ export class WebhooksProcessingModule {
         PaymentsPersistenceModule,
         WebhookInboxModule,
         UnexplainedEffectsModule,
+        settings.outbox,
         ...(settings.imports ?? []),
       ],
       providers: [
         { provide: WEBHOOK_PROCESSING_OPTIONS, useValue: settings.options ?? {} },
-        relayWakeupProvider(STATUS_EVENTS_COMMITTED),
         {
           provide: INBOX_WAKEUP,
           inject: [InboxSignal, Database, { token: APP_LOGGER, optional: true }],

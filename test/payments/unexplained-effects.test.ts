@@ -23,6 +23,7 @@ import { OrdersModule } from '../../src/orders/orders.module.js';
 import { PayflowModule } from '../../src/payflow/payflow.module.js';
 import { UnexplainedEffectRepository } from '../../src/payments/unexplained-effects/unexplained-effect.repository.js';
 import { UNEXPLAINED_EFFECTS_METRIC } from '../../src/payments/unexplained-effects/unexplained-effects.metrics.js';
+import { OutboxCommittedModule } from '../../src/outbox/outbox-committed.js';
 import { ReconciliationModule } from '../../src/reconciliation/reconciliation.module.js';
 import { ReconciliationPoller } from '../../src/reconciliation/reconciliation.poller.js';
 import { WebhookInboxProcessor } from '../../src/webhooks/processing/webhook-inbox.processor.js';
@@ -82,10 +83,14 @@ beforeAll(async () => {
       PayflowModule.forRoot(config, undefined, true),
       orders,
       WebhooksProcessingModule.forRoot({
+        outbox: OutboxCommittedModule.withoutRelay(),
         imports: [orders],
         options: { autoStart: false, retryBaseMs: 1_000 },
       }),
-      ReconciliationModule.forRoot({ options: { autoStart: false, ratePerSecond: 200 } }),
+      ReconciliationModule.forRoot({
+        outbox: OutboxCommittedModule.withoutRelay(),
+        options: { autoStart: false, ratePerSecond: 200 },
+      }),
     ],
   }).compile();
   await processing.init();

@@ -13,6 +13,7 @@ import { DatabaseModule } from '../../src/database/database.module.js';
 import { OrdersModule } from '../../src/orders/orders.module.js';
 import { PayflowModule } from '../../src/payflow/payflow.module.js';
 import { PaymentStatusSync } from '../../src/payments/status-sync/payment-status-sync.js';
+import { OutboxCommittedModule } from '../../src/outbox/outbox-committed.js';
 import { ReconciliationModule } from '../../src/reconciliation/reconciliation.module.js';
 import {
   ReconciliationPoller,
@@ -62,10 +63,12 @@ export async function startProcessing(
       PayflowModule.forRoot(config, undefined, true),
       orders,
       WebhooksProcessingModule.forRoot({
+        outbox: OutboxCommittedModule.withoutRelay(),
         imports: [orders],
         options: { autoStart: false, retryBaseMs: 1_000, ...options.processing },
       }),
       ReconciliationModule.forRoot({
+        outbox: OutboxCommittedModule.withoutRelay(),
         options: { autoStart: false, ratePerSecond: 200, ...options.reconciliation },
       }),
     ],

@@ -1,4 +1,5 @@
 import { Command } from 'nest-commander';
+import { OutboxCommittedModule } from '../../outbox/outbox-committed.js';
 import { ReconciliationModule } from '../../reconciliation/reconciliation.module.js';
 import {
   ReconciliationPoller,
@@ -37,7 +38,12 @@ export class ReconcileCommand extends CliCommand {
     this.noExtraArguments(args);
     // The worker's poller, never started: the CLI runs one pass.
     const context = await this.features.open(
-      [ReconciliationModule.forRoot({ options: { autoStart: false } })],
+      [
+        ReconciliationModule.forRoot({
+          outbox: OutboxCommittedModule.withoutRelay(),
+          options: { autoStart: false },
+        }),
+      ],
       { payflow: true },
     );
     const result = await context.get(ReconciliationPoller).runPass();

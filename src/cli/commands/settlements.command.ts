@@ -25,6 +25,7 @@ import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { addDays, dateIn, datesBetween, isIsoDate } from '../../common/calendar.js';
 import { previousNight } from '../../settlements/nights.js';
 import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
+import { OutboxCommittedModule } from '../../outbox/outbox-committed.js';
 import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
 import { SettlementNightsModule } from '../../settlements/settlement-nights.module.js';
 import { SettlementPullError } from '../../settlements/settlement.errors.js';
@@ -143,7 +144,10 @@ export class SettlementsPullCommand extends CliCommand {
       throw new UsageError(`a pull covers at most ${MAX_PULL_DAYS} days; split the range`);
     }
     const format = options.format ?? 'standard';
-    const context = await this.features.open([SettlementPullModule.forRoot()], { payflow: true });
+    const context = await this.features.open(
+      [SettlementPullModule.forRoot({ outbox: OutboxCommittedModule.withoutRelay() })],
+      { payflow: true },
+    );
     const handler = context.get(PullSettlementHandler);
     const payflow = context.get<PayflowApi>(PAYFLOW_API);
     const topic = this.config.TOPIC_SETTLEMENTS;

@@ -7,15 +7,18 @@
  * topic keeps its messages (whole ERP events) for RETENTION_PERSONAL_DATA (`retention.ms`).
  */
 import { Command, Option, SubCommand } from 'nest-commander';
-import { checkKafkaAccess, kafkaClientOptionsFromConfig } from '../../messaging/kafka.client.js';
-import { createKafkaTopicAdmin } from '../../messaging/kafka.topics.js';
+import {
+  checkKafkaAccess,
+  kafkaClientOptionsFromConfig,
+} from '../../messaging/kafka/kafka.client.js';
+import { createKafkaTopicAdmin } from '../../messaging/kafka/kafka.topics.js';
 import {
   DEFAULT_TOPIC_PARTITIONS,
   MAX_DEFAULT_REPLICATION_FACTOR,
   createMissingTopics,
   describeTopicOutcome,
   topicSpecs,
-} from '../../messaging/topics.port.js';
+} from '../../messaging/kafka/topics.port.js';
 import { CliCommand, usage } from './cli-command.js';
 
 /** Kafka's own limit of partitions per topic is far higher; this catches typos. */

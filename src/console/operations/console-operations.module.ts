@@ -96,7 +96,7 @@ export class ConsoleOperationsModule {
         InDoubtModule.forRoot({
           imports: [OperatorReadsModule, ConsoleOrderReplayerModule.forRoot(replay)],
         }),
-        SettlementPullModule.forRoot({ imports: [outbox] }),
+        SettlementPullModule.forRoot({ outbox }),
       ],
       controllers: [
         OverviewController,

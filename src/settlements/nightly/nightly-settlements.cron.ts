@@ -4,7 +4,8 @@
  * form takes only a constant). A tick that comes while this process's previous run is
  * still going is skipped; the runner's advisory lock keeps other replicas out. Shutdown
  * stops the job, aborts the run's Payflow calls and waits for it (what a pull had not
- * committed is rolled back, and the night stays missing).
+ * committed is rolled back, and the night stays missing). The relay is woken by each
+ * night's pull (PullSettlementHandler, through OutboxCommitted), not by the run.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
@@ -17,8 +18,6 @@ import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.opt
 import { NightlySettlementsRunner, type NightlyRunResult } from './nightly-settlements.runner.js';
 
 export const NIGHTLY_SETTLEMENTS_JOB = 'nightly-settlements';
-/** Called after a run that wrote events (wakes the outbox relay). */
-export const SETTLEMENT_EVENTS_COMMITTED = Symbol('SETTLEMENT_EVENTS_COMMITTED');
 export const SETTLEMENT_METRICS = Symbol('SETTLEMENT_METRICS');
 
 /** What a nightly run reports to monitoring (the worker's prom-client registry). */
@@ -38,7 +37,6 @@ export class NightlySettlementsCron extends BackgroundWorker {
     @Inject(NightlySettlementsRunner) private readonly runner: NightlySettlementsRunner,
     @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-    @Optional() @Inject(SETTLEMENT_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(SETTLEMENT_METRICS) private readonly metrics?: SettlementMetrics,
   ) {
     super();
@@ -120,7 +118,6 @@ export class NightlySettlementsCron extends BackgroundWorker {
         },
         'nightly settlement run done',
       );
-      if (result.pulled.some((night) => night.result.outcome !== 'unchanged')) this.committed?.();
     } else {
       this.logger.info(
         { night: result.night },

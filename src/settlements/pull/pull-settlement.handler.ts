@@ -23,6 +23,7 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { Database, openSavepoint, type Sql } from '../../database/database.js';
+import { OutboxCommitted } from '../../outbox/outbox-committed.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
@@ -66,18 +67,15 @@ interface IngestStats {
   readonly linkedRows: number;
 }
 
-/** Called after each pull that committed events (wakes the outbox relay: idle, it sleeps 30 s). */
-export const SETTLEMENT_NIGHT_COMMITTED = Symbol('SETTLEMENT_NIGHT_COMMITTED');
-
 @Injectable()
 export class PullSettlementHandler {
   constructor(
     @Inject(Database) private readonly database: Database,
     @Inject(SettlementRepository) private readonly settlements: SettlementRepository,
     @Inject(OutboxWriter) private readonly outbox: OutboxWriter,
+    @Inject(OutboxCommitted) private readonly outboxCommitted: OutboxCommitted,
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
-    @Optional() @Inject(SETTLEMENT_NIGHT_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
     @Optional()
     @Inject(PaymentRepository)
@@ -133,7 +131,10 @@ export class PullSettlementHandler {
     span.setAttributes({ 'settlement.outcome': result.outcome });
     span.end();
     const durationMs = Date.now() - started;
-    if (result.outcome === 'stored' || result.outcome === 'changed') this.committed?.();
+    // Each pull that committed events wakes the relay (idle, it would sleep 30 s).
+    if (result.outcome === 'stored' || result.outcome === 'changed') {
+      this.outboxCommitted.committed();
+    }
     if (result.outcome === 'changed') {
       this.logger.warn(
         {

@@ -30,6 +30,7 @@
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { BackgroundWorker } from '../../common/background-worker.js';
+import { backoffDelayMs } from '../../common/backoff.js';
 import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { AppError, describeError } from '../../common/app-error.js';
@@ -40,6 +41,7 @@ import { Database } from '../../database/database.js';
 import type { ListenHandle } from '../../database/pg-listener.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
+import { OutboxCommitted } from '../../outbox/outbox-committed.js';
 import { IN_DOUBT_RESOLVER, type InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import { PaymentRepository, type InboxPayment } from '../../payments/payment.repository.js';
@@ -60,7 +62,6 @@ import {
 import { webhookHints } from './webhook-hints.js';
 import {
   DEFAULTS,
-  STATUS_EVENTS_COMMITTED,
   WEBHOOK_INBOX_CHANNEL,
   WEBHOOK_PROCESSING_OPTIONS,
   type DrainResult,
@@ -104,10 +105,10 @@ export class WebhookInboxProcessor extends BackgroundWorker {
     @Inject(WebhookInboxRepository) private readonly inbox: WebhookInboxRepository,
     @Inject(IN_DOUBT_RESOLVER) private readonly resolver: InDoubtResolver,
     @Inject(UnexplainedEffects) private readonly effects: UnexplainedEffects,
+    @Inject(OutboxCommitted) private readonly outboxCommitted: OutboxCommitted,
     @Optional() @Inject(WEBHOOK_PROCESSING_OPTIONS) options?: WebhookProcessingOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
     @Optional() @Inject(INBOX_WAKEUP) private readonly inboxWakeup?: InboxWakeup,
-    @Optional() @Inject(STATUS_EVENTS_COMMITTED) private readonly committed?: () => void,
     @Optional() @Inject(Tracing) private readonly tracing: Tracing = Tracing.off(),
     @Optional()
     @Inject(WEBHOOK_PROCESSING_METRICS)
@@ -173,7 +174,12 @@ export class WebhookInboxProcessor extends BackgroundWorker {
         await this.wakeup.wait(
           failures === 0
             ? this.settings.pollIntervalMs
-            : Math.min(30_000, this.settings.pollIntervalMs * 2 ** failures),
+            : backoffDelayMs(failures, {
+                // The house back-off, doubling: twice the poll interval, then 4×, 8×, … ≤ 30 s.
+                baseDelayMs: 2 * this.settings.pollIntervalMs,
+                maxDelayMs: 30_000,
+                jitter: 'none',
+              }),
         );
       }
     }
@@ -205,7 +211,7 @@ export class WebhookInboxProcessor extends BackgroundWorker {
         deferred += outcome.rows;
       }
     }
-    if (events > 0) this.committed?.();
+    if (events > 0) this.outboxCommitted.committed();
     this.metrics.processed('processed', processed);
     this.metrics.processed('deferred', deferred);
     return { claimed: rows.length, payments: groups.size, processed, deferred, events };

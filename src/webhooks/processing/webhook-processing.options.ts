@@ -6,8 +6,6 @@
 export const WEBHOOK_PROCESSING_OPTIONS = Symbol('WEBHOOK_PROCESSING_OPTIONS');
 /** The Postgres channel a receiver NOTIFYs after storing webhooks (webhooks-processing.module). */
 export const WEBHOOK_INBOX_CHANNEL = 'payflow_webhook_inbox';
-/** Called after a transaction that wrote status events committed (wakes the outbox relay). */
-export const STATUS_EVENTS_COMMITTED = Symbol('STATUS_EVENTS_COMMITTED');
 
 export interface WebhookProcessingOptions {
   /** Start the drain loop with the application. Default true. */

@@ -52,7 +52,7 @@ export class ConsoleNightActions {
     }
     const label = `${night.organizationId} ${night.date} ${night.format}`;
     try {
-      // A night that stored events wakes the relay itself (SETTLEMENT_NIGHT_COMMITTED).
+      // A night that stored events wakes the relay itself (OutboxCommitted, in PullSettlementHandler).
       const result = await this.pulls.execute({ ...night, trigger: 'cli' });
       const file = result.file;
       const what =
