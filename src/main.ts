@@ -8,7 +8,7 @@ import { limitHeapGrowth } from './common/heap-growth.js';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { createLogger } from './common/logger.js';
 import { postgresConnection } from './database/connection-options.js';
-import { TopicsMissingError } from './messaging/topics.port.js';
+import { TopicsMissingError } from './messaging/kafka/topics.port.js';
 import { SHUTDOWN_DEADLINE_MS, startWorker } from './worker.js';
 
 function readConfig(): AppConfig {

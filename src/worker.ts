@@ -28,10 +28,10 @@ import {
   PublicListener,
   publicListenerOptions,
 } from './management/public-listener.js';
-import { kafkaClientOptionsFromConfig } from './messaging/kafka.client.js';
-import { checkWorkerTopics } from './messaging/kafka.topics.js';
-import { connectOrderEvents } from './messaging/order-events.wiring.js';
-import { OrderEventsTransport } from './messaging/order-events.transport.js';
+import { kafkaClientOptionsFromConfig } from './messaging/kafka/kafka.client.js';
+import { checkWorkerTopics } from './messaging/kafka/kafka.topics.js';
+import { connectOrderEvents } from './messaging/kafka/inbound-events.wiring.js';
+import { OrderEventsTransport } from './messaging/transport/inbound-events.transport.js';
 import { MetricsService } from './management/metrics/metrics.service.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
 

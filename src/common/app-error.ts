@@ -6,7 +6,7 @@
  * - `deadLetterReason` (why an event that failed with it is dead-lettered at once),
  *   `retryAfterMs` (no retry sooner) and `waitsForOther` (a wait, not a failed try) are the
  *   rest of the retry decision's inputs. The one
- *   place that decides between retry and dead letter (src/messaging/failure-policy.ts)
+ *   place that decides between retry and dead letter (src/messaging/transport/failure-policy.ts)
  *   reads these fields, nothing else.
  * - `metadata` carries non-sensitive facts only: ids, statuses, counts. Never secrets,
  *   tokens, emails or phone numbers.

@@ -2,7 +2,7 @@
  * Errors that send an order event to the dead-letter topic, each with the CONTRACT §4
  * reason it stands for. They live at the bottom layer, beside AppError, so that whoever
  * raises them (the event parser, the handlers) and the one failure policy that reads them
- * (src/messaging/failure-policy.ts) share them without depending on each other.
+ * (src/messaging/transport/failure-policy.ts) share them without depending on each other.
  */
 import { AppError, type DeadLetterReason, type ErrorMetadata } from './app-error.js';
 
@@ -13,7 +13,11 @@ export abstract class EventRejectedError extends AppError {
   readonly transient = false;
   abstract override readonly deadLetterReason: DeadLetterReason;
 
-  /** The dead-letter reason (the name this field had before it moved to AppError). */
+  /**
+   * The dead-letter reason (the name this field had before it moved to AppError). Issue 28:
+   * its last reader is test/orders/payment-requested.test.ts; remove it once that reads
+   * `deadLetterReason`.
+   */
   get reason(): DeadLetterReason {
     return this.deadLetterReason;
   }

@@ -174,11 +174,6 @@ export function minorUnitsToJsonNumber(minor: number, currency: string): number 
   return Number(formatMinorUnits(minor, currency));
 }
 
-/** A JSON number from Payflow to minor units; more decimals than the currency has is an error. */
-export function jsonNumberToMinorUnits(value: number, currency: string): number {
-  return toMinorUnits(value, currency);
-}
-
 /** Sums integer minor units, refusing anything that is not a safe integer. */
 export function sumMinor(values: readonly number[]): number {
   let total = 0n;

@@ -22,8 +22,6 @@ export type { ListenHandle, ListenSubscriber } from './pg-listener.js';
 
 /** A connection checked out of the pool, for code that must hold one (session locks, LISTEN). */
 export type PoolClient = pg.PoolClient;
-/** What a LISTENing connection receives on NOTIFY. */
-export type Notification = pg.Notification;
 
 /** Something that runs SQL: the pool (autocommit) or a transaction's client. */
 export interface Sql {

@@ -69,7 +69,6 @@ export const lineSchema = z.object({
   discountRate: percent.optional(),
   lineType: z.enum(['regular', 'shipping', 'part-sum']).optional(),
 });
-export type OrderLine = z.infer<typeof lineSchema>;
 
 export const customerSchema = z.object({
   type: z.enum(['person', 'company']).optional(),

@@ -61,8 +61,6 @@ import type {
 } from './payflow.types.js';
 import type { EncodeContext, WireRequest } from './payflow.wire.js';
 
-export { PAYFLOW_ENDPOINTS } from './payflow.endpoints.js';
-
 /** Nest injection tokens (see payflow.module.ts). */
 export const PAYFLOW_CLIENT_OPTIONS = Symbol('PAYFLOW_CLIENT_OPTIONS');
 export const PAYFLOW_LOGGER = Symbol('PAYFLOW_LOGGER');

@@ -45,7 +45,6 @@ export type PingResponse = z.infer<typeof pingResponseSchema>;
 export const organizationsResponseSchema = z.looseObject({
   organizations: z.array(z.looseObject({ id: nonEmpty, name: z.string() })),
 });
-export type OrganizationsResponse = z.infer<typeof organizationsResponseSchema>;
 
 // ---------------------------------------------------------------- partner: payment methods
 

@@ -33,28 +33,6 @@ export type PayflowScope = (typeof PAYFLOW_SCOPES)[keyof typeof PAYFLOW_SCOPES];
 /** The default payment method (the payment link) always has this identifier. */
 export const DEFAULT_PAYMENT_METHOD_ID = '000000000000000000000000';
 
-export const PAYMENT_STATUSES = [
-  'DRAFT',
-  'OPENED',
-  'INITIATED',
-  'PENDING',
-  'SUCCESS',
-  'REJECTED',
-  'UNKNOWN',
-] as const;
-export const INSTALLMENT_STATUSES = [
-  'DRAFT',
-  'CREATED',
-  'SENT',
-  'OPENED',
-  'FAILED',
-  'PENDING',
-  'PAID',
-  'CANCELLED',
-] as const;
-/** The spec's manual-paid transition names PAID, which the payment status list lacks. */
-export const MANUAL_PAID_STATUS = 'PAID';
-
 const amount = z.number().finite();
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date YYYY-MM-DD' });
 const nonEmpty = z.string().min(1);
@@ -284,7 +262,6 @@ export const paymentStatusResponseSchema = z.looseObject({
   files: z.array(documentSchema).nullish(),
   currency: z.string().optional(),
 });
-export type PaymentStatusResponse = z.infer<typeof paymentStatusResponseSchema>;
 
 /**
  * DELETE /api/payments/{payflow_id} answers with the payment's status after cancelling. The

@@ -6,7 +6,7 @@
  */
 import type { NormalizedStatus } from '../events/normalized-status.js';
 
-export { NORMALIZED_STATUSES, type NormalizedStatus } from '../events/normalized-status.js';
+export type { NormalizedStatus } from '../events/normalized-status.js';
 
 export interface NormalizeContext {
   /** Raw statuses of the payment's installments, when known. */

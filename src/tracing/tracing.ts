@@ -37,8 +37,6 @@ export interface TraceHeaders {
   readonly tracestate?: string;
 }
 
-export const TRACE_HEADER_NAMES = ['traceparent', 'tracestate'] as const;
-
 const propagator = new W3CTraceContextPropagator();
 
 type HeaderValue = string | Buffer | readonly (string | Buffer)[] | null | undefined;

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { MessageProcessor } from '../../src/messaging/message-processor.js';
-import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport.metrics.js';
+import { MessageProcessor } from '../../src/messaging/transport/message-processor.js';
+import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { anEnvelope, anOrderId, cancelledData, markedPaidData } from '../support/builders.js';
 import { startOrdersTestBed, type OrdersTestBed, type Pipeline } from './support/pipeline.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { OrderEventsTransport } from '../../src/messaging/order-events.transport.js';
+import { OrderEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
 import type { Worker } from '../../src/worker.js';
 import {
   anEnvelope,

@@ -24,7 +24,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { writeFileSync } from 'node:fs';
-import { partitionOfKey } from '../../src/messaging/kafka.producer.js';
+import { partitionOfKey } from '../../src/messaging/kafka/kafka.producer.js';
 import { allSandboxPayments } from '../../testbed/sandbox-pages.js';
 import {
   caseIds,

@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type pg from 'pg';
 import { Pool } from 'undici';
-import { partitionOfKey } from '../../src/messaging/kafka.producer.js';
+import { partitionOfKey } from '../../src/messaging/kafka/kafka.producer.js';
 import type { WebhookKind } from '../../src/payflow/payflow.schemas.js';
 import { dedupeKey } from '../../src/webhooks/receiver/receive-webhook.command.js';
 import { openTestPool } from '../support/database.js';

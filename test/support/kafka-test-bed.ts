@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type ITopicConfig } from 'kafkajs';
-import { createTopicsAndWait } from '../../src/messaging/kafka.topics.js';
+import { createTopicsAndWait } from '../../src/messaging/kafka/kafka.topics.js';
 import { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';
 
 /** The contract's four topics of one test file. */

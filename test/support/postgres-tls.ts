@@ -93,4 +93,4 @@ export async function probe(config: DatabaseConnectionConfig): Promise<Probe> {
   }
 }
 
-export { runCompiled, type ProcessResult } from './compiled.js';
+export { runCompiled } from './compiled.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Kafka } from 'kafkajs';
-import type { KafkaAclConfig } from '../../src/messaging/kafka-acls.js';
+import type { KafkaAclConfig } from '../../src/messaging/security/kafka-acls.js';
 import type { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';
 import type { TopicSet } from './kafka-test-bed.js';
 import { topicSetFor } from './kafka-test-bed.js';

@@ -12,7 +12,11 @@ import { Writable } from 'node:stream';
 import { Kafka, type Admin, type Producer } from 'kafkajs';
 import { pino } from 'pino';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
-import { workerAcls, type KafkaAcl, type KafkaAclConfig } from '../../src/messaging/kafka-acls.js';
+import {
+  workerAcls,
+  type KafkaAcl,
+  type KafkaAclConfig,
+} from '../../src/messaging/security/kafka-acls.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';
 import { createTestDatabase, type TestDatabase } from './database.js';

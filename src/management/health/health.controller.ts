@@ -8,8 +8,8 @@ import {
 } from '@nestjs/terminus';
 import { Database } from '../../database/database.js';
 import { ServedOnManagementPort } from '../listener-constraint.js';
-import { KafkaAuthorizationStatus } from '../../messaging/kafka-authorization.js';
-import { OrderEventsTransport } from '../../messaging/order-events.transport.js';
+import { KafkaAuthorizationStatus } from '../../messaging/security/kafka-authorization.js';
+import { OrderEventsTransport } from '../../messaging/transport/inbound-events.transport.js';
 
 /**
  * Liveness (the process answers and its order consumer neither crashed nor is stuck) and

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { KAFKA_AUTHORIZATION_METRICS } from '../../messaging/kafka-authorization.js';
+import { KAFKA_AUTHORIZATION_METRICS } from '../../messaging/security/kafka-authorization.js';
 import { ORDER_EVENTS_METRICS } from '../../messaging/messaging.module.js';
 import { PROBE_METRICS } from '../../orders/engine/probe-metrics.js';
 import { OUTBOX_RELAY_METRICS } from '../../outbox/relay.options.js';

@@ -12,12 +12,12 @@ import type { DeadLetterReason } from '../../common/app-error.js';
 import type {
   KafkaAccess,
   KafkaAuthorizationMetrics,
-} from '../../messaging/kafka-authorization.js';
+} from '../../messaging/security/kafka-authorization.js';
 import type {
   OrderEventsMetrics,
   ProcessOutcome,
   RetryCause,
-} from '../../messaging/transport.metrics.js';
+} from '../../messaging/transport/transport.metrics.js';
 import type { ClientErrorReason, PublicListenerMetrics } from '../public-listener.js';
 import type { OutboxRelayMetrics } from '../../outbox/relay.options.js';
 import type {

@@ -190,7 +190,7 @@ describe('mapPaymentRequested', () => {
       }),
     );
     expect(error.code).toBe('ORDER.INSTALLMENTS_MISMATCH');
-    expect(error.reason).toBe('mapping_failed');
+    expect(error.deadLetterReason).toBe('mapping_failed');
     expect(error.message).toBe(
       'the installments sum to 1249.99 NOK, not the gross total 1250.00 NOK',
     );

@@ -4,7 +4,6 @@
  * status never goes back to a non-final one; the status sync refuses such a regression.
  */
 export const FINAL_PAYMENT_STATUSES = ['SUCCESS', 'REJECTED', 'PAID'] as const;
-export const FINAL_INSTALLMENT_STATUSES = ['PAID', 'CANCELLED'] as const;
 
 export function isFinalPaymentStatus(providerStatus: string | null | undefined): boolean {
   return (
