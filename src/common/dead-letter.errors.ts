@@ -12,15 +12,6 @@ type Options = { cause?: unknown; metadata?: ErrorMetadata };
 export abstract class EventRejectedError extends AppError {
   readonly transient = false;
   abstract override readonly deadLetterReason: DeadLetterReason;
-
-  /**
-   * The dead-letter reason (the name this field had before it moved to AppError). Issue 28:
-   * its last reader is test/orders/payment-requested.test.ts; remove it once that reads
-   * `deadLetterReason`.
-   */
-  get reason(): DeadLetterReason {
-    return this.deadLetterReason;
-  }
 }
 
 /** The message value is not UTF-8 JSON. */

@@ -424,7 +424,7 @@ describe('order.payment_requested', () => {
     const envelope = anEnvelope('order.payment_requested', paymentRequestedData(), { orderId });
     const error = await thrown(() => pipeline.deliver(envelope));
     expect(error).toBeInstanceOf(InDoubtError);
-    expect((error as InDoubtError).reason).toBe('in_doubt');
+    expect((error as InDoubtError).deadLetterReason).toBe('in_doubt');
 
     const remotes = await sandboxPayments(sandbox, orderId);
     expect(remotes).toHaveLength(1); // it exists at Payflow
