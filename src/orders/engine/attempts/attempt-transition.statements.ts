@@ -218,6 +218,19 @@ export async function claimProbed(
   return rows.length > 0;
 }
 
+/** What a read of Payflow found, for `take_over_probed`: only once the window has passed. */
+export interface TakeOverProbe {
+  readonly outcome: ProbeOutcome;
+  readonly evidence: ProbeEvidence;
+  readonly windowMs: number;
+}
+
+/** The attempt taken over, and when it was first held (null: never). */
+export interface TakenOver {
+  readonly attemptId: string;
+  readonly heldSince: Date | null;
+}
+
 /**
  * Takes a stopped worker's sent attempt over for a new call (sent again), like an attempt
  * that never left: `take_over_sent` for a repeatable call (`probe` null), or
@@ -230,12 +243,8 @@ export async function takeOverProbed(
   tx: Sql,
   attemptId: string,
   owner: AttemptOwner,
-  probe: {
-    readonly outcome: ProbeOutcome;
-    readonly evidence: ProbeEvidence;
-    readonly windowMs: number;
-  } | null,
-): Promise<{ readonly attemptId: string; readonly heldSince: Date | null } | null> {
+  probe: TakeOverProbe | null,
+): Promise<TakenOver | null> {
   const { text, params } = render(
     (bind) => `
   WITH before AS (SELECT held_since FROM command_attempts WHERE id = ${bind(attemptId)})

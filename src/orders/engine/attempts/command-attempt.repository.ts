@@ -23,7 +23,6 @@ import { TransactionBatcher } from '../../../database/transaction-batcher.js';
 import type { Part } from '../../../payments/statement.js';
 import { OrderRepository } from '../../order.repository.js';
 import { ProcessedEventRepository } from '../../processed-event.repository.js';
-import type { ProbeEvidence, ProbeOutcome } from '../command-spec.js';
 import type { GuardRow } from '../protocol/attempt-decision.js';
 import * as begin from './attempt-begin.statements.js';
 import type { GuardInput, GuardTables, ManyGuardInput } from './attempt-begin.statements.js';
@@ -32,7 +31,13 @@ import type { ClosedAttempt } from './attempt-reads.js';
 import * as records from './attempt-records.js';
 import type { AttemptOwner, ProbedHold } from './attempt-sql.js';
 import * as moves from './attempt-transition.statements.js';
-import type { FinishedAttempt, HeldAttempt, NotTaken } from './attempt-transition.statements.js';
+import type {
+  FinishedAttempt,
+  HeldAttempt,
+  NotTaken,
+  TakeOverProbe,
+  TakenOver,
+} from './attempt-transition.statements.js';
 
 export { FRESH_ROWS, type GuardInput, type ManyGuardInput } from './attempt-begin.statements.js';
 export type { ClosedAttempt } from './attempt-reads.js';
@@ -187,12 +192,8 @@ export class CommandAttemptRepository {
     tx: Sql,
     attemptId: string,
     owner: AttemptOwner,
-    probe: {
-      readonly outcome: ProbeOutcome;
-      readonly evidence: ProbeEvidence;
-      readonly windowMs: number;
-    } | null,
-  ): Promise<{ readonly attemptId: string; readonly heldSince: Date | null } | null> {
+    probe: TakeOverProbe | null,
+  ): Promise<TakenOver | null> {
     return moves.takeOverProbed(tx, attemptId, owner, probe);
   }
 
