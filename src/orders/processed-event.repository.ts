@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
-import type { Part } from '../payments/statement.js';
+import type { Part } from '../database/statement.js';
 
 const lastRow = z.object({ orderId: z.string(), processedAt: timestampField });
 

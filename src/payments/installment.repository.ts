@@ -10,7 +10,7 @@ import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
 import { NEW_PAYMENTS } from './payment.repository.js';
 import type { PaymentInstallment } from './payment.aggregate.js';
-import type { Part } from './statement.js';
+import type { Part } from '../database/statement.js';
 import type { StoredInstallment } from './status-sync/status-changes.js';
 
 /** One planned installment of a payment to create, by the payment's `n` in its statement. */

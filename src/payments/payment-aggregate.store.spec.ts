@@ -6,7 +6,7 @@ import { PaymentAggregateStore } from './payment-aggregate.store.js';
 import { PaymentStatusHistoryRepository } from './payment-status-history.repository.js';
 import { PaymentRepository } from './payment.repository.js';
 import { RefundRepository } from './refund.repository.js';
-import { render, together, type Part } from './statement.js';
+import { render, together, type Part } from '../database/statement.js';
 
 /** A store whose log lines are kept (a real pino logger writing to an array). */
 function store(): { store: PaymentAggregateStore; lines: Record<string, unknown>[] } {

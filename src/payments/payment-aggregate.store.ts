@@ -18,7 +18,7 @@ import {
 import { PaymentStatusHistoryRepository } from './payment-status-history.repository.js';
 import { PaymentRepository, type LatestPayment } from './payment.repository.js';
 import { RefundRepository } from './refund.repository.js';
-import type { Part } from './statement.js';
+import type { Part } from '../database/statement.js';
 
 /** What a status change made by a command is recorded with. */
 export interface CommandStatusSource {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
 import { timestampField } from '../database/row-schemas.js';
-import type { Part } from './statement.js';
+import type { Part } from '../database/statement.js';
 
 export interface StatusHistoryRow {
   readonly paymentId: string;

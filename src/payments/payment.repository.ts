@@ -34,7 +34,7 @@ import {
 } from './payment.rows.js';
 import { STATE_PREDECESSORS } from './payment.aggregate.js';
 import { jsonOrNull } from './payment-trace.js';
-import { render, type Bind, type Part } from './statement.js';
+import { render, type Bind, type Part } from '../database/statement.js';
 
 export type * from './payment.rows.js';
 

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import { OrderRepository } from '../order.repository.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';

@@ -16,7 +16,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { StatementGroup } from '../../database/statement-group.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
-import type { Part } from '../../payments/statement.js';
+import type { Part } from '../../database/statement.js';
 import {
   BlockedByEarlierFailureError,
   InDoubtError,

@@ -7,7 +7,7 @@ import { formatMinorUnits } from '../../common/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';

@@ -6,7 +6,7 @@ import { Injectable } from '@nestjs/common';
 import { formatMinorUnits } from '../../common/money.js';
 import type { Installment, UpdateInstallmentInput } from '../../payflow/payflow.types.js';
 import type { LiveInstallment, PaymentAggregate } from '../../payments/payment.aggregate.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { mapInstallmentChanged } from './installment-changed.mapping.js';

@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ManualPaidResponse } from '../../payflow/payflow.types.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
 import { targetEvent } from '../shared/payment-target.js';
 import { markPaidVerdict } from './marked-paid.probe.js';

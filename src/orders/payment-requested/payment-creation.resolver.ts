@@ -11,7 +11,7 @@ import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import type { InDoubtResolution, InDoubtResolver } from '../../payments/in-doubt-resolver.port.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import { CommandAttemptRepository } from '../engine/attempts/command-attempt.repository.js';
 import { paymentCreatedEvent } from './payment-created.event.js';
 

@@ -17,7 +17,7 @@ import { PayflowValidationError } from '../../payflow/payflow.errors.js';
 import type { CreatedPayment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
-import { executeTogether } from '../../payments/statement.js';
+import { executeTogether } from '../../database/statement.js';
 import type {
   CommandFailure,
   CommandSpec,

@@ -16,7 +16,7 @@ import {
   PaymentRepository,
   type NewPaymentRow,
 } from '../../payments/payment.repository.js';
-import type { Part } from '../../payments/statement.js';
+import type { Part } from '../../database/statement.js';
 import type { Sql } from '../../database/database.js';
 import { OrderRepository } from '../order.repository.js';
 

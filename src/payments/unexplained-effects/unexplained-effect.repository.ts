@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { Sql } from '../../database/database.js';
 import { queryRows } from '../../database/parsed-rows.js';
 import { timestampField } from '../../database/row-schemas.js';
-import { render } from '../statement.js';
+import { render } from '../../database/statement.js';
 import {
   EFFECT_KINDS,
   SIGHTING_SOURCES,

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { Sql } from '../../../database/database.js';
-import { render, type Part, type Rendered } from '../../../payments/statement.js';
+import { render, type Part, type Rendered } from '../../../database/statement.js';
 import type { OrderRepository } from '../../order.repository.js';
 import type { ProcessedEventRepository } from '../../processed-event.repository.js';
 import type { GuardRow } from '../protocol/attempt-decision.js';

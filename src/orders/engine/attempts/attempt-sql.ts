@@ -4,7 +4,7 @@
  * hold condition of the writes after a probe, and the rows' small schemas.
  */
 import { z } from 'zod';
-import type { Bind } from '../../../payments/statement.js';
+import type { Bind } from '../../../database/statement.js';
 import type { ProbeEvidence, ProbeOutcome } from '../command-spec.js';
 
 /** Who records an attempt, for how long, and about which payment. */

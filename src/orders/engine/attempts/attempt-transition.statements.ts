@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { Sql } from '../../../database/database.js';
 import type { TransactionBatcher } from '../../../database/transaction-batcher.js';
-import { render } from '../../../payments/statement.js';
+import { render } from '../../../database/statement.js';
 import type {
   ProcessedEventRepository,
   ProcessedEventRow,

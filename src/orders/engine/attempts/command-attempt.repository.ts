@@ -20,7 +20,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Sql } from '../../../database/database.js';
 import { TransactionBatcher } from '../../../database/transaction-batcher.js';
-import type { Part } from '../../../payments/statement.js';
+import type { Part } from '../../../database/statement.js';
 import { OrderRepository } from '../../order.repository.js';
 import { ProcessedEventRepository } from '../../processed-event.repository.js';
 import type { GuardRow } from '../protocol/attempt-decision.js';

@@ -4,7 +4,7 @@
  * spliced by parameter position), and each table's SQL stays in its own repository while
  * the writes of one step still cost one round trip.
  */
-import type { Sql } from '../database/database.js';
+import type { Sql } from './database.js';
 
 /** Adds a value to the statement and returns its placeholder (`$n`). */
 export type Bind = (value: unknown) => string;
