@@ -34,7 +34,7 @@ import { PayflowModule, payflowClientOptionsFromConfig } from './payflow/payflow
 import { PrivacyModule } from './privacy/privacy.module.js';
 import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
 import type { ReconciliationOptions } from './reconciliation/reconciliation.poller.js';
-import { SETTLEMENT_FORMATS } from './payflow/payflow.schemas.js';
+import { SETTLEMENT_FORMATS } from './payflow/wire/payflow.schemas.js';
 import { SettlementsModule } from './settlements/settlements.module.js';
 import type { SettlementsOptions } from './settlements/settlements.options.js';
 import type { WebhookProcessingOptions } from './webhooks/processing/webhook-processing.options.js';

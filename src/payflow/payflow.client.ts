@@ -19,19 +19,19 @@
  */
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { silentLogger, type AppLogger } from '../common/logger.js';
-import { PayflowAuth } from './payflow.auth.js';
+import { PayflowAuth } from './auth/payflow.auth.js';
 import {
   parseBase,
   type Base,
   type Credentials,
   type EndpointIdentity,
   type HttpCall,
-} from './payflow.call.js';
-import { ClientSecret } from './payflow.client-secret.js';
-import { PAYFLOW_ENDPOINTS, type Endpoint, type EndpointBase } from './payflow.endpoints.js';
+} from './http/payflow.call.js';
+import { ClientSecret } from './auth/payflow.client-secret.js';
+import { PAYFLOW_ENDPOINTS, type Endpoint, type EndpointBase } from './wire/payflow.endpoints.js';
 import { PayflowError, PayflowInvalidRequestError } from './payflow.errors.js';
 import type { PayflowCallTracer } from './payflow-trace.js';
-import { PayflowTransport } from './payflow.transport.js';
+import { PayflowTransport } from './http/payflow.transport.js';
 import type {
   CallOptions,
   CreatePaymentInput,
@@ -59,7 +59,7 @@ import type {
   SettlementCsvQuery,
   UploadDocumentInput,
 } from './payflow.types.js';
-import type { EncodeContext, WireRequest } from './payflow.wire.js';
+import type { EncodeContext, WireRequest } from './wire/payflow.wire.js';
 
 /** Nest injection tokens (see payflow.module.ts). */
 export const PAYFLOW_CLIENT_OPTIONS = Symbol('PAYFLOW_CLIENT_OPTIONS');

@@ -20,7 +20,7 @@ import {
   parseRetryAfter,
   validationDetailOf,
   type TransportContext,
-} from './payflow.error-mapping.js';
+} from './http/payflow.error-mapping.js';
 import { AppError } from '../common/app-error.js';
 
 const base = { endpoint: 'createPayment', method: 'POST' } as const;

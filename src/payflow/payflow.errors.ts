@@ -19,7 +19,7 @@
  * request bodies, tokens, secrets, emails or phone numbers.
  */
 import { AppError, type ErrorMetadata } from '../common/app-error.js';
-import type { ValidationDetail } from './payflow.schemas.js';
+import type { ValidationDetail } from './wire/payflow.schemas.js';
 import type { PayflowEndpointName } from './payflow.types.js';
 
 export type PayflowReached = 'no' | 'maybe' | 'yes';

@@ -30,10 +30,10 @@ import type {
   createPaymentSchema,
   deleteDocumentResponseSchema,
   organizationsResponseSchema,
-} from './payflow.schemas.js';
-import type { SecretString } from './payflow.secret-string.js';
+} from './wire/payflow.schemas.js';
+import type { SecretString } from './auth/payflow.secret-string.js';
 
-export { SecretString } from './payflow.secret-string.js';
+export { SecretString } from './auth/payflow.secret-string.js';
 
 // ---------------------------------------------------------------- calls
 

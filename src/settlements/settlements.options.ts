@@ -1,4 +1,4 @@
-import type { SettlementFormat } from '../payflow/payflow.schemas.js';
+import type { SettlementFormat } from '../payflow/wire/payflow.schemas.js';
 
 /** Settings of the settlements feature, from the configuration (and tests). */
 export interface SettlementsOptions {

@@ -19,7 +19,7 @@ import {
   DEFAULT_PAYMENT_METHOD_ID,
   PAYFLOW_SCOPES,
   SETTLEMENT_CSV_COLUMNS,
-} from '../../src/payflow/payflow.schemas.js';
+} from '../../src/payflow/wire/payflow.schemas.js';
 import type { CreatePaymentInput, PayflowClientOptions } from '../../src/payflow/payflow.types.js';
 import {
   SANDBOX_CLIENT_ID,

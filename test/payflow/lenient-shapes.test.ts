@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
-import { DEFAULT_TOKEN_LIFETIME_SECONDS } from '../../src/payflow/payflow.token.js';
+import { DEFAULT_TOKEN_LIFETIME_SECONDS } from '../../src/payflow/auth/payflow.token.js';
 import type {
   CreatePaymentInput,
   PayflowClientOptions,

@@ -27,7 +27,7 @@ import fc from 'fast-check';
 import type pg from 'pg';
 import { Pool } from 'undici';
 import { partitionOfKey } from '../../src/messaging/kafka/kafka.producer.js';
-import type { WebhookKind } from '../../src/payflow/payflow.schemas.js';
+import type { WebhookKind } from '../../src/payflow/wire/payflow.schemas.js';
 import { dedupeKey } from '../../src/webhooks/receiver/receive-webhook.command.js';
 import { openTestPool } from '../support/database.js';
 import { sandboxControl } from '../support/sandbox.js';

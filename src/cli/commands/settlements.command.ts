@@ -20,7 +20,7 @@ import { Command, Option, SubCommand } from 'nest-commander';
 import { describeError } from '../../common/app-error.js';
 import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/payflow.schemas.js';
+import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { addDays, dateIn, datesBetween, isIsoDate } from '../../common/calendar.js';
 import { previousNight } from '../../settlements/nights.js';

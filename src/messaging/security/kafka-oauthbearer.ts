@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { AppError } from '../../common/app-error.js';
 import { secretFromFileContent } from '../../config/app-config.js';
 import { KafkaAccessError } from './kafka-access.js';
-import { TokenCache, tokenLifetimeSeconds } from '../../payflow/payflow.token.js';
+import { TokenCache, tokenLifetimeSeconds } from '../../payflow/auth/payflow.token.js';
 
 export interface OAuthBearerSettings {
   /** KAFKA_SASL_OAUTHBEARER_TOKEN_URL */

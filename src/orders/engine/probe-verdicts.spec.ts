@@ -4,8 +4,8 @@
  * `alternate` (epoch-millisecond times, a date-time dueDate, unknown fields in every object).
  */
 import { describe, expect, it } from '@jest/globals';
-import { paymentStatusResponseSchema } from '../../payflow/payflow.schemas.js';
-import { fromWirePaymentStatus } from '../../payflow/payflow.mapping.js';
+import { paymentStatusResponseSchema } from '../../payflow/wire/payflow.schemas.js';
+import { fromWirePaymentStatus } from '../../payflow/wire/payflow.mapping.js';
 import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import { cancelGoneVerdict, cancelVerdict } from '../cancelled/cancelled.probe.js';
 import { documentAttachedVerdict } from '../document-attached/document-attached.probe.js';

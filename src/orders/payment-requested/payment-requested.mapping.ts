@@ -4,7 +4,7 @@
  * may be created with (its totals, its installment plan) is the payment aggregate's rule
  * (checkNewPaymentTotals, checkInstallmentPlan).
  */
-import { compact } from '../../payflow/payflow.mapping.js';
+import { compact } from '../../payflow/wire/payflow.mapping.js';
 import type { CreatePaymentInput, PaymentItemInput } from '../../payflow/payflow.types.js';
 import { checkInstallmentPlan, checkNewPaymentTotals } from '../../payments/payment.aggregate.js';
 import {

@@ -21,7 +21,7 @@ import {
 } from '../../common/money.js';
 import { ValidationError } from '../../common/app-error.js';
 import { MappingFailedError } from '../../common/dead-letter.errors.js';
-import { MAX_EXACT_MINOR_UNITS } from '../../payflow/payflow.mapping.js';
+import { MAX_EXACT_MINOR_UNITS } from '../../payflow/wire/payflow.mapping.js';
 import type { PaymentItemInput } from '../../payflow/payflow.types.js';
 import type { Amount } from '../../events/order-event.schema.js';
 

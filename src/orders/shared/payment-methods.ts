@@ -6,7 +6,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import { DEFAULT_PAYMENT_METHOD_ID } from '../../payflow/payflow.schemas.js';
+import { DEFAULT_PAYMENT_METHOD_ID } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { mappingFailed } from './order-amounts.js';

@@ -5,7 +5,7 @@
  */
 import { hash } from 'node:crypto';
 import { RandomPool } from '../../common/random-pool.js';
-import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/payflow.schemas.js';
+import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 
 /** One system call per ~146 payments instead of one each (CPU per order, issue 21). */
 const RANDOM = new RandomPool();

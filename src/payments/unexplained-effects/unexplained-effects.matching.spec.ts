@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { fromWirePaymentStatus } from '../../payflow/payflow.mapping.js';
-import { paymentStatusResponseSchema } from '../../payflow/payflow.schemas.js';
+import { fromWirePaymentStatus } from '../../payflow/wire/payflow.mapping.js';
+import { paymentStatusResponseSchema } from '../../payflow/wire/payflow.schemas.js';
 import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import {
   holdingsOf,

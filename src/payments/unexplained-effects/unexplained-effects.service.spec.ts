@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Registry } from 'prom-client';
 import { capturingLogger } from '../../../test/support/capturing-logger.js';
 import type { Sql } from '../../database/database.js';
-import { fromWirePaymentStatus } from '../../payflow/payflow.mapping.js';
-import { paymentStatusResponseSchema } from '../../payflow/payflow.schemas.js';
+import { fromWirePaymentStatus } from '../../payflow/wire/payflow.mapping.js';
+import { paymentStatusResponseSchema } from '../../payflow/wire/payflow.schemas.js';
 import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import {
   UNEXPLAINED_EFFECTS_METRIC,

@@ -4,8 +4,8 @@
  * PAYFLOW_COMPONENT_SCHEMAS). openapi.ts turns this table into the OpenAPI document; a new
  * endpoint is one line here.
  */
-import type { PayflowComponentName } from '../../payflow/payflow.components.js';
-import { PAYFLOW_SCOPES } from '../../payflow/payflow.schemas.js';
+import type { PayflowComponentName } from '../../payflow/wire/payflow.components.js';
+import { PAYFLOW_SCOPES } from '../../payflow/wire/payflow.schemas.js';
 
 export type JsonObject = Record<string, unknown>;
 

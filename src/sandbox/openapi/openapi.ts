@@ -8,8 +8,8 @@ import { z } from 'zod';
 import {
   PAYFLOW_COMPONENT_SCHEMAS,
   type PayflowComponentName,
-} from '../../payflow/payflow.components.js';
-import { PAYFLOW_SCOPES, settlementQuerySchema } from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.components.js';
+import { PAYFLOW_SCOPES, settlementQuerySchema } from '../../payflow/wire/payflow.schemas.js';
 import { OPERATIONS, P, type JsonObject, type Operation } from './openapi.operations.js';
 
 const { create, update } = PAYFLOW_SCOPES;

@@ -5,7 +5,7 @@ import {
   printReceiptSchema,
   resendSchema,
   settlementQuerySchema,
-} from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.schemas.js';
 import { issueToken } from '../http/auth.js';
 import { startOfUtcDate } from '../state/clock.js';
 import { parseOr422 } from '../http/errors.js';

@@ -2,7 +2,7 @@
  * Group B payment functions: re-send to a payment method (the result goes out as a Payment
  * Update webhook), terminal receipt printing and manual-paid (docs/assumptions.md).
  */
-import { PAYMENT_METHOD_TYPES } from '../../payflow/payflow.schemas.js';
+import { PAYMENT_METHOD_TYPES } from '../../payflow/wire/payflow.schemas.js';
 import { businessError } from '../http/errors.js';
 import { bodyLoc as loc, type PaymentLifecycle } from '../payments/payment-lifecycle.js';
 import type { Organization } from '../state/state.js';

@@ -9,7 +9,7 @@
  */
 import { Readable } from 'node:stream';
 import { formatMinorUnits, roundDecimal } from '../../common/money.js';
-import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/payflow.schemas.js';
+import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
 import { isoOf } from '../state/clock.js';
 import type { BookedDate, MovementLedger } from '../state/movement-ledger.js';
 import type { Movement } from '../state/state.js';

@@ -11,7 +11,7 @@ import {
   roundDecimal,
   toMinorUnits,
 } from '../../common/money.js';
-import type { PayflowItem } from '../../payflow/payflow.schemas.js';
+import type { PayflowItem } from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate } from '../state/clock.js';
 import type { Detail, Loc } from '../http/errors.js';
 

@@ -5,7 +5,7 @@
  * name and Content-Type become fileName and contentType. Both become one DocumentUpload.
  */
 import { z } from 'zod';
-import { uploadDocumentSchema } from '../../payflow/payflow.schemas.js';
+import { uploadDocumentSchema } from '../../payflow/wire/payflow.schemas.js';
 import { parseOr422, unprocessable, type Loc } from '../http/errors.js';
 import { MultipartForm } from '../http/media-types.js';
 

@@ -11,7 +11,7 @@ import {
   type PaymentMethod,
   type WebhookKind,
   type WebhookPayload,
-} from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate } from '../state/clock.js';
 import { businessError, notFound, type Detail, type Loc } from '../http/errors.js';
 import { newObjectId } from '../state/ids.js';

@@ -6,7 +6,7 @@ import {
   createPaymentSchema,
   refundSchema,
   updateInstallmentSchema,
-} from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.schemas.js';
 import { readDocumentUpload } from './document-upload.js';
 import { parseOr422 } from '../http/errors.js';
 import { withBodies } from '../http/media-types.js';

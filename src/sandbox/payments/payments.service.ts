@@ -10,7 +10,7 @@ import {
   type CreateInstallmentBody,
   type CreatePaymentBody,
   type UpdateInstallmentBody,
-} from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.schemas.js';
 import { AmountReader, sumsTo } from './amounts.js';
 import type { DocumentUpload } from './document-upload.js';
 import { businessError, notFound, unprocessable, type Detail } from '../http/errors.js';

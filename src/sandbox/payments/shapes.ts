@@ -13,7 +13,7 @@
  * route, service and webhook goes through.
  */
 import { formatMinorUnits, minorUnitsToJsonNumber } from '../../common/money.js';
-import type { WebhookPayload } from '../../payflow/payflow.schemas.js';
+import type { WebhookPayload } from '../../payflow/wire/payflow.schemas.js';
 import { isoOf } from '../state/clock.js';
 import type {
   AccessToken,

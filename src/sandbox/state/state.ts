@@ -7,7 +7,7 @@ import {
   DEFAULT_PAYMENT_METHOD_ID,
   PAYFLOW_SCOPES,
   type PaymentMethod,
-} from '../../payflow/payflow.schemas.js';
+} from '../../payflow/wire/payflow.schemas.js';
 import { BoundedStore } from './bounded-store.js';
 import { DEFAULT_MAX_MOVEMENTS, MovementLedger } from './movement-ledger.js';
 

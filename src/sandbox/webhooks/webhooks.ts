@@ -13,7 +13,7 @@
  */
 import { request, type Agent } from 'undici';
 import type { AppLogger } from '../../common/logger.js';
-import type { WebhookKind } from '../../payflow/payflow.schemas.js';
+import type { WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 import { BoundedStore, type Page } from '../state/bounded-store.js';
 import { isoOf, type VirtualClock } from '../state/clock.js';
 import { conflict, notFound } from '../http/errors.js';

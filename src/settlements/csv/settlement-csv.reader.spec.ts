@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/payflow.schemas.js';
+import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
 import { SettlementCsvReader, type ReaderEvent } from './settlement-csv.reader.js';
 
 const HEADER = SETTLEMENT_CSV_COLUMNS.join(',');

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { describeError } from '../../common/app-error.js';
 import { isCurrency, toMinorUnits } from '../../common/money.js';
-import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/payflow.schemas.js';
+import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
 import { isIsoDate } from '../../common/calendar.js';
 
 export type SettlementColumn = (typeof SETTLEMENT_CSV_COLUMNS)[number];

@@ -21,7 +21,7 @@ import { APP_LOGGER } from '../../common/logger.module.js';
 import { silentLogger, type AppLogger } from '../../common/logger.js';
 import { describeError } from '../../common/app-error.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { SettlementFormat } from '../../payflow/payflow.schemas.js';
+import type { SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { previousNight } from '../nights.js';
 import { PullSettlementHandler, type PullResult } from '../pull/pull-settlement.handler.js';

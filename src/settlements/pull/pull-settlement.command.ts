@@ -1,4 +1,4 @@
-import type { SettlementFormat } from '../../payflow/payflow.schemas.js';
+import type { SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { NightKey } from '../settlement.repository.js';
 
 /** Who asked for a pull (stored with the file). */

@@ -9,7 +9,7 @@
  * A listener must not throw (it is caught and ignored) and should only schedule work.
  */
 import { Injectable } from '@nestjs/common';
-import type { WebhookKind } from '../../payflow/payflow.schemas.js';
+import type { WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 
 export interface StoredWebhook {
   /** webhook_inbox.id (bigint as a decimal string). */

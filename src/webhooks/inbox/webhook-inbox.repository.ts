@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { Database, type Sql } from '../../database/database.js';
 import { countsByHour, queryRows, type HourlyCount } from '../../database/parsed-rows.js';
 import { timestampField } from '../../database/row-schemas.js';
-import type { WebhookKind } from '../../payflow/payflow.schemas.js';
+import type { WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 
 export interface NewInboxRow {
   readonly paymentId: string;

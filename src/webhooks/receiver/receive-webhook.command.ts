@@ -4,7 +4,7 @@
  * headers with secrets redacted, and the dedupe key.
  */
 import { createHash } from 'node:crypto';
-import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/payflow.schemas.js';
+import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 import { WebhookRejection } from './receive-webhook.errors.js';
 
 export interface ReceiveWebhookCommand {

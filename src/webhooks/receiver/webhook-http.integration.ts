@@ -12,7 +12,7 @@
 import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { WEBHOOK_KINDS } from '../../payflow/payflow.schemas.js';
+import { WEBHOOK_KINDS } from '../../payflow/wire/payflow.schemas.js';
 import { WebhookRejection } from './receive-webhook.errors.js';
 import {
   NO_RECEIVER_METRICS,

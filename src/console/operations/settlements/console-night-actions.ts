@@ -10,7 +10,7 @@ import { describeError } from '../../../common/app-error.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { Database } from '../../../database/database.js';
-import type { SettlementFormat } from '../../../payflow/payflow.schemas.js';
+import type { SettlementFormat } from '../../../payflow/wire/payflow.schemas.js';
 import { previousNight } from '../../../settlements/nights.js';
 import { PullSettlementHandler } from '../../../settlements/pull/pull-settlement.handler.js';
 import { SettlementRepository } from '../../../settlements/settlement.repository.js';

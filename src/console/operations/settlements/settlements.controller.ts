@@ -18,7 +18,7 @@ import {
   defaultNightRange,
   type OrganizationNights,
 } from '../../../operator/settlements/settlement-nights.query.js';
-import { SETTLEMENT_FORMATS } from '../../../payflow/payflow.schemas.js';
+import { SETTLEMENT_FORMATS } from '../../../payflow/wire/payflow.schemas.js';
 import { previousNight } from '../../../settlements/nights.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../../shared/console-page-kit.js';

@@ -14,7 +14,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { AppLogger } from '../common/logger.js';
+import type { AppLogger } from '../../common/logger.js';
 import {
   abortReason,
   abortedBeforeSending,
@@ -24,8 +24,8 @@ import {
   type HttpCall,
 } from './payflow.call.js';
 import { HttpExchange, type ExchangeSettings } from './payflow.exchange.js';
-import { PayflowAbortedError, PayflowError } from './payflow.errors.js';
-import { sleep } from '../common/sleep.js';
+import { PayflowAbortedError, PayflowError } from '../payflow.errors.js';
+import { sleep } from '../../common/sleep.js';
 import { retryDelayMs } from './payflow.retry.js';
 import { Slots } from './payflow.slots.js';
 

@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../common/logger.js';
+import { silentLogger } from '../../common/logger.js';
 import { PayflowAuth, isInvalidClient, type RequestToken } from './payflow.auth.js';
-import type { Credentials, HttpCall } from './payflow.call.js';
+import type { Credentials, HttpCall } from '../http/payflow.call.js';
 import { ClientSecret } from './payflow.client-secret.js';
-import { errorForStatus } from './payflow.error-mapping.js';
-import { PayflowError } from './payflow.errors.js';
-import type { TokenResponse } from './payflow.schemas.js';
+import { errorForStatus } from '../http/payflow.error-mapping.js';
+import { PayflowError } from '../payflow.errors.js';
+import type { TokenResponse } from '../wire/payflow.schemas.js';
 
 const ANY_CALL = {} as HttpCall;
 

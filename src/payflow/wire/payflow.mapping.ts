@@ -6,7 +6,7 @@
  * a failure on the request side into PayflowInvalidRequestError (nothing sent) and one on the
  * response side into PayflowBadResponseError.
  */
-import { currencyExponent, minorUnitsToJsonNumber, toMinorUnits } from '../common/money.js';
+import { currencyExponent, minorUnitsToJsonNumber, toMinorUnits } from '../../common/money.js';
 import type {
   CancelPaymentResponse,
   CreateInstallmentBody,
@@ -32,7 +32,7 @@ import type {
   RefundLineInput,
   RefundResult,
   UpdateInstallmentInput,
-} from './payflow.types.js';
+} from '../payflow.types.js';
 
 /** A value that cannot be mapped (the message names the field, never its value). */
 export class MappingError extends Error {

@@ -19,7 +19,7 @@
  * the wire schemas keep their strict types and do not use these.
  */
 import { z } from 'zod';
-import { parseDecimal } from '../common/money.js';
+import { parseDecimal } from '../../common/money.js';
 
 export type LenientResult<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };

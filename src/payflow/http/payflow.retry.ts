@@ -3,7 +3,7 @@
  * (src/common/backoff.ts, equal jitter: never sooner than half the delay), or Payflow's
  * Retry-After when that is longer.
  */
-import { backoffDelayMs, type BackoffPolicy } from '../common/backoff.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
 
 /**
  * Delay before retry number `retry` (1 = the first retry). Undefined when Retry-After

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Credentials, HttpCall } from './payflow.call.js';
+import type { Credentials, HttpCall } from '../http/payflow.call.js';
 import { ClientSecret, basicCredentials } from './payflow.client-secret.js';
-import { capturingLogger } from '../../test/support/capturing-logger.js';
+import { capturingLogger } from '../../../test/support/capturing-logger.js';
 
 const ANY_CALL = {} as HttpCall;
 

@@ -26,7 +26,7 @@ import {
   updateInstallmentSchema,
   type InstallmentRecord,
 } from './payflow.schemas.js';
-import type { CreatePaymentInput } from './payflow.types.js';
+import type { CreatePaymentInput } from '../payflow.types.js';
 
 const record = (overrides: Partial<InstallmentRecord> = {}): InstallmentRecord =>
   installmentRecordSchema.parse({

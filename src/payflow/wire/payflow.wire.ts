@@ -11,13 +11,13 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import type { AttemptContext, Consume } from './payflow.call.js';
-import { describeZodError, errorForTransport } from './payflow.error-mapping.js';
-import { PayflowBadResponseError, PayflowError } from './payflow.errors.js';
-import { parseJsonOrUndefined } from './payflow.exchange.js';
+import type { AttemptContext, Consume } from '../http/payflow.call.js';
+import { describeZodError, errorForTransport } from '../http/payflow.error-mapping.js';
+import { PayflowBadResponseError, PayflowError } from '../payflow.errors.js';
+import { parseJsonOrUndefined } from '../http/payflow.exchange.js';
 import { decodeDocumentContent, uploadDocumentMultipart } from './payflow.multipart.js';
 import type { uploadDocumentSchema } from './payflow.schemas.js';
-import type { PayflowDocumentUpload, SettlementCsv } from './payflow.types.js';
+import type { PayflowDocumentUpload, SettlementCsv } from '../payflow.types.js';
 
 /** What an endpoint's input becomes on the wire, besides its path. */
 export interface WireRequest {

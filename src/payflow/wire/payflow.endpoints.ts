@@ -9,7 +9,7 @@
  * Only GET, PUT and the token request are idempotent, so only they are retried in the client.
  */
 import type { z } from 'zod';
-import type { EndpointIdentity, HttpMethod } from './payflow.call.js';
+import type { EndpointIdentity, HttpMethod } from '../http/payflow.call.js';
 import * as mapping from './payflow.mapping.js';
 import {
   cancelPaymentResponseSchema,
@@ -51,7 +51,7 @@ import type {
   ResendInput,
   SettlementCsvQuery,
   UploadDocumentInput,
-} from './payflow.types.js';
+} from '../payflow.types.js';
 import {
   csvStream,
   documentBody,

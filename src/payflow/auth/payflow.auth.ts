@@ -18,12 +18,12 @@ import {
   type Authorization,
   type Credentials,
   type HttpCall,
-} from './payflow.call.js';
+} from '../http/payflow.call.js';
 import type { ClientSecret } from './payflow.client-secret.js';
-import { PayflowError } from './payflow.errors.js';
-import type { TokenResponse } from './payflow.schemas.js';
+import { PayflowError } from '../payflow.errors.js';
+import type { TokenResponse } from '../wire/payflow.schemas.js';
 import { TokenCache, tokenLifetimeSeconds, type CachedToken } from './payflow.token.js';
-import { SecretString, type IssuedToken } from './payflow.types.js';
+import { SecretString, type IssuedToken } from '../payflow.types.js';
 
 /**
  * Sends the token request (through the endpoint table and the transport), authenticated with

@@ -12,14 +12,14 @@ import {
   type PayflowReached,
   type PayflowStage,
   type PayflowTimeoutPhase,
-} from './payflow.errors.js';
+} from '../payflow.errors.js';
 import {
   errorBodySchema,
   oauthErrorSchema,
   validationErrorSchema,
   type ValidationDetail,
-} from './payflow.schemas.js';
-import type { PayflowEndpointName } from './payflow.types.js';
+} from '../wire/payflow.schemas.js';
+import type { PayflowEndpointName } from '../payflow.types.js';
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date; undefined when absent or unusable. */
 export function parseRetryAfter(

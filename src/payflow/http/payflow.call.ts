@@ -4,10 +4,10 @@
  * authenticates and how its 2xx answer is consumed. Also the errors of a call that never left.
  */
 import type { Dispatcher } from 'undici';
-import { PayflowAbortedError, type PayflowErrorInit } from './payflow.errors.js';
-import type { PayflowSendHook } from './payflow-send-hook.js';
-import type { PayflowTraceHeaders } from './payflow-trace.js';
-import type { PayflowEndpointName } from './payflow.types.js';
+import { PayflowAbortedError, type PayflowErrorInit } from '../payflow.errors.js';
+import type { PayflowSendHook } from '../payflow-send-hook.js';
+import type { PayflowTraceHeaders } from '../payflow-trace.js';
+import type { PayflowEndpointName } from '../payflow.types.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
