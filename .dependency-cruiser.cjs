@@ -6,7 +6,9 @@
  * only from its own floor or lower ones, so imports run one way and no two folders import
  * each other:
  *
- *    0. common                        errors, money, calendar, logger, zod helpers
+ *    0. errors, logging, money,       errors with stable codes (and zod issues), the logger,
+ *       timing, concurrency, memory   minor units, sleep/back-off/calendar, Wakeup and
+ *                                     bounded concurrency, the heap limit
  *    1. config                        the one zod parse of the environment
  *    2. database                      connection, transaction batcher, migrations runner
  *    3. payflow, tracing              the Payflow HTTP client and its wire schemas; spans
@@ -38,7 +40,7 @@
  *
  * Above messaging, only its port files may be imported (the rest is the Kafka adapters,
  * which the app composes). src/sandbox is a separate process (a fake Payflow) sharing only
- * common and the client's wire schemas; nothing in the service imports it.
+ * the bottom floor and the client's wire schemas; nothing in the service imports it.
  *
  * The floors bind production code; a unit spec (`*.spec.ts`) next to the code may use the
  * test builders and drive its code with the real pieces of a higher floor (e.g. the
@@ -54,7 +56,12 @@
 
 /** Each folder of src that takes part in the floors, as a path pattern. */
 const FOLDERS = {
-  common: '^src/common/',
+  errors: '^src/errors/',
+  logging: '^src/logging/',
+  money: '^src/money/',
+  timing: '^src/timing/',
+  concurrency: '^src/concurrency/',
+  memory: '^src/memory/',
   config: '^src/config/',
   database: '^src/database/',
   payflow: '^src/payflow/',
@@ -78,7 +85,7 @@ const FOLDERS = {
 
 /** The floors, lowest first: a folder imports its own folder and the floors below it. */
 const FLOORS = [
-  ['common'],
+  ['errors', 'logging', 'money', 'timing', 'concurrency', 'memory'],
   ['config'],
   ['database'],
   ['payflow', 'tracing'],
@@ -95,6 +102,8 @@ const FLOORS = [
 
 /** The one allowed direction between peers of a floor (importer: imported); none else. */
 const PEER_IMPORTS = {
+  // Amounts refuse bad input with the house's ValidationError.
+  money: ['errors'],
   tracing: ['payflow'],
   cli: ['app'],
   console: ['management'],
@@ -216,9 +225,12 @@ module.exports = {
       name: 'sandbox-apart',
       severity: 'error',
       comment:
-        'The sandbox is another process: it shares common and the Payflow wire schemas only.',
+        'The sandbox is another process: it shares the bottom floor (errors, logging, money, timing...) and the Payflow wire schemas only.',
       from: { path: '^src/sandbox/' },
-      to: { path: '^src/', pathNot: '^src/(common|payflow|sandbox)/' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(errors|logging|money|timing|concurrency|memory|payflow|sandbox)/',
+      },
     },
     {
       name: 'nothing-to-sandbox',

@@ -27,7 +27,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
-import { addDays } from '../src/common/calendar.js';
+import { addDays } from '../src/timing/calendar.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { startSandboxChild } from './sandbox.bench.js';
 import { settlementsResultSchema, writeSettlementsChart } from './charts/bench-charts.js';

@@ -4,9 +4,9 @@
  * drain it within 30 seconds.
  */
 import 'reflect-metadata';
-import { limitHeapGrowth } from './common/heap-growth.js';
+import { limitHeapGrowth } from './memory/heap-growth.js';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
-import { createLogger } from './common/logger.js';
+import { createLogger } from './logging/logger.js';
 import { postgresConnection } from './database/connection-options.js';
 import { TopicsMissingError } from './messaging/kafka/topics.port.js';
 import { SHUTDOWN_DEADLINE_MS, startWorker } from './worker.js';

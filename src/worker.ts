@@ -15,8 +15,8 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule, type WorkerOverrides } from './app.module.js';
 import type { AppConfig } from './config/app-config.js';
-import type { AppLogger } from './common/logger.js';
-import { NestPinoLogger } from './common/nest-logger.js';
+import type { AppLogger } from './logging/logger.js';
+import { NestPinoLogger } from './logging/nest-logger.js';
 import { LISTENER_CONSTRAINT, listenerConstraint } from './management/listener-constraint.js';
 import {
   ManagementListener,

@@ -6,7 +6,7 @@
  * BENCH_DATE, and prints one JSON line with the figures.
  */
 import 'reflect-metadata';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { loadDatabaseConfig } from '../../src/config/app-config.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { Database } from '../../src/database/database.js';

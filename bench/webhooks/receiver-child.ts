@@ -14,9 +14,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
-import { LoggerModule } from '../../src/common/logger.module.js';
-import { createLogger, type AppLogger } from '../../src/common/logger.js';
-import { NestPinoLogger } from '../../src/common/nest-logger.js';
+import { LoggerModule } from '../../src/logging/logger.module.js';
+import { createLogger, type AppLogger } from '../../src/logging/logger.js';
+import { NestPinoLogger } from '../../src/logging/nest-logger.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import {
   PUBLIC_BODY_LIMIT_BYTES,

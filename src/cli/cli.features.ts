@@ -21,8 +21,8 @@ import {
   type ModuleMetadata,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import type { AppLogger } from '../logging/logger.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { DataSourceProvidedModule } from '../database/data-source-provided.module.js';
 import { DeadLetterDiscardModule } from '../dead-letters/discard/dead-letter-discard.module.js';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import type { AppLogger } from '../logging/logger.js';
 import type { CliConfig } from './cli.config.js';
 import { CliFeatures } from './cli.features.js';
 import {

@@ -1,5 +1,5 @@
 /** The CLI's Kafka producer: the worker's (src/messaging), with a shorter retry budget. */
-import type { AppLogger } from '../common/logger.js';
+import type { AppLogger } from '../logging/logger.js';
 import { checkKafkaAccess, kafkaClientOptionsFromConfig } from '../messaging/kafka/kafka.client.js';
 import { createKafkaMessageProducer } from '../messaging/kafka/kafka.producer.js';
 import type { MessageProducer } from '../messaging/messaging.ports.js';

@@ -3,9 +3,9 @@
  * neither Postgres nor Kafka) and closed when the command ends.
  */
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { AppError } from '../common/app-error.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../common/logger.js';
+import { AppError } from '../errors/app-error.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { openDataSource } from '../database/data-source.js';
 import { Database } from '../database/database.js';
 import { ENTITIES } from '../entities.js';

@@ -3,7 +3,7 @@
  * 0 ok, 1 failure, 2 usage error; a failure or usage error prints one line on stderr.
  */
 import { ConfigError } from '../config/app-config.js';
-import { describeError } from '../common/app-error.js';
+import { describeError } from '../errors/app-error.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import type { INestApplicationContext } from '@nestjs/common';
 import { CommandFactory, CommandRunnerService } from 'nest-commander';
 import { pino } from 'pino';
-import { REDACTED_PATHS, type AppLogger } from '../common/logger.js';
+import { REDACTED_PATHS, type AppLogger } from '../logging/logger.js';
 import { loadCliConfig, type CliConfig } from './cli.config.js';
 import { CliModule } from './cli.module.js';
 import type { CliProducerFactory } from './cli.resources.js';

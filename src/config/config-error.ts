@@ -1,5 +1,5 @@
 /** The one error a bad configuration stops start-up with, and the small checks that throw it. */
-import { ValidationError } from '../common/app-error.js';
+import { ValidationError } from '../errors/app-error.js';
 import type { ClearTextViolation } from './transport-security.js';
 
 export class ConfigError extends ValidationError {

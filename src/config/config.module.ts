@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { globalValueModule } from '../common/global-value.module.js';
+import { globalValueModule } from '../logging/global-value.module.js';
 import type { AppConfig } from './app-config.js';
 
 /** Injection token of the validated configuration object. */

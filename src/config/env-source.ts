@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
-import { fileErrorCode } from '../common/file-error.js';
+import { fileErrorCode } from '../errors/file-error.js';
 import { ConfigError } from './config-error.js';
 
 /**

@@ -7,7 +7,7 @@
  * promise settles after the COMMIT (TransactionBatcher decides which units run together).
  */
 import pg from 'pg';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import type { Sql } from './database.js';
 import {
   checkOut,

@@ -23,7 +23,7 @@
  * all: host, port, user, database and the other URL parameters are handed over one by one,
  * and the password only as `password`, never spliced into a URL that could be logged.
  */
-import { fileErrorCode } from '../common/file-error.js';
+import { fileErrorCode } from '../errors/file-error.js';
 import { readFileSync } from 'node:fs';
 import type { PeerCertificate } from 'node:tls';
 import { ConfigError, type DatabaseConfig } from '../config/app-config.js';

@@ -4,7 +4,7 @@
  * never the URL or the password. The worker prints it as `payflow-bridge failed to start:
  * <message>`, the CLI and the migrations as their one error line.
  */
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import { describeServer, type PostgresConnection } from './connection-options.js';
 
 export const CONNECTION_FAILURES = [

@@ -15,8 +15,8 @@ import type { OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import type { AppLogger } from '../logging/logger.js';
 import { Database } from './database.js';
 import { openDataSource, runMigrations, type EntityClass } from './data-source.js';
 

@@ -6,9 +6,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { describeError } from '../common/app-error.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { describeError } from '../errors/app-error.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import type { AppLogger } from '../logging/logger.js';
 import { PgListener, type ListenHandle, type ListenSubscriber } from './pg-listener.js';
 import {
   checkOut,

@@ -15,7 +15,7 @@
  * is told (`onReconnect`) and looks for work itself.
  */
 import pg from 'pg';
-import { backoffDelay } from '../common/backoff.js';
+import { backoffDelay } from '../timing/backoff.js';
 
 /** What a subscriber hears: a NOTIFY on its channel, or "you may have missed some". */
 export interface ListenSubscriber {

@@ -6,7 +6,7 @@ import {
   readyMessages,
   type FakeSession,
 } from '../../test/support/fake-postgres.js';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import {
   checkOut,
   DatabaseUnavailableError,

@@ -25,7 +25,7 @@
  */
 import { types } from 'node:util';
 import pg from 'pg';
-import { AppError, describeError } from '../common/app-error.js';
+import { AppError, describeError } from '../errors/app-error.js';
 
 /** Node's codes of a socket that failed or was cut (a reset is what a killed backend leaves). */
 const SOCKET_ERROR_CODES = new Set([

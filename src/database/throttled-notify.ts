@@ -6,8 +6,8 @@
  * commits behind one another. Failures are only logged at debug level: a NOTIFY is a hint,
  * and every listener also probes on its own at a long interval.
  */
-import { describeError } from '../common/app-error.js';
-import type { AppLogger } from '../common/logger.js';
+import { describeError } from '../errors/app-error.js';
+import type { AppLogger } from '../logging/logger.js';
 import type { Sql } from './database.js';
 
 export class ThrottledNotify {

@@ -33,7 +33,7 @@
  */
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import {
   runBatch,
   type BatchSql,

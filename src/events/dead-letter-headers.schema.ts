@@ -3,7 +3,7 @@
  * for byte, the original headers, and the x-dlq-* headers described here.
  */
 import { z } from 'zod';
-import { DEAD_LETTER_REASONS } from '../common/app-error.js';
+import { DEAD_LETTER_REASONS } from '../errors/app-error.js';
 import { DLQ_HEADER } from '../messaging/dead-letter-headers.js';
 
 const decimalText = z.string().regex(/^\d+$/);

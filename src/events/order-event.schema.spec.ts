@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidEventError } from '../common/dead-letter.errors.js';
+import { InvalidEventError } from '../errors/dead-letter.errors.js';
 import { parseOrderEnvelope, parseOrderEvent } from './order-event.schema.js';
 
 const value = (text: string): Buffer => Buffer.from(text, 'utf8');

@@ -7,10 +7,10 @@
  * integer minor units by the mapping, which knows the currency.
  */
 import { z } from 'zod';
-import { isIsoDate } from '../common/calendar.js';
-import { isCurrency } from '../common/money.js';
-import { InvalidEventError, InvalidJsonError } from '../common/dead-letter.errors.js';
-import { summarizeIssues } from '../common/zod-issues.js';
+import { isIsoDate } from '../timing/calendar.js';
+import { isCurrency } from '../money/money.js';
+import { InvalidEventError, InvalidJsonError } from '../errors/dead-letter.errors.js';
+import { summarizeIssues } from '../errors/zod-issues.js';
 
 export const ORDER_EVENT_TYPES = [
   'order.payment_requested',

@@ -5,7 +5,7 @@
  * Anything else (an ERP order event, a replayed one) is no outbound event and passes.
  * The end-to-end tests run every message they read through it.
  */
-import { summarizeIssues } from '../common/zod-issues.js';
+import { summarizeIssues } from '../errors/zod-issues.js';
 import { deadLetterHeadersSchema } from './dead-letter-headers.schema.js';
 import { eventHeadersSchema } from './event-envelope.schema.js';
 import { isOutboundEventType, OUTBOUND_EVENTS } from './outbound-events.js';

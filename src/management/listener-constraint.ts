@@ -17,7 +17,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyServerOptions } from 'fastify';
 import { RouteConstraints } from '@nestjs/platform-fastify';
 import { FASTIFY_ROUTE_CONSTRAINTS_METADATA } from '@nestjs/platform-fastify/constants.js';
-import { ValidationError } from '../common/app-error.js';
+import { ValidationError } from '../errors/app-error.js';
 
 export const LISTENER_CONSTRAINT = 'listener';
 export const MANAGEMENT = 'management';

@@ -20,7 +20,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createSecureContext } from 'node:tls';
-import { fileErrorCode } from '../common/file-error.js';
+import { fileErrorCode } from '../errors/file-error.js';
 import { ConfigError, type AppConfig } from '../config/app-config.js';
 import { markManagementRequest } from './listener-constraint.js';
 

@@ -33,7 +33,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { WebhookRejection } from '../webhooks/receiver/receive-webhook.errors.js';
 import { WEBHOOK_ROUTE_PREFIX } from '../webhooks/receiver/webhook-receiver.controller.js';

@@ -3,7 +3,7 @@
  * value, the original headers, and the x-dlq-* headers. Pure functions for the sink
  * implementation (which publishes through the outbox) and for `dlq replay`.
  */
-import { oneLine } from '../common/one-line.js';
+import { oneLine } from '../errors/one-line.js';
 import type { OutboundMessage } from './messaging.ports.js';
 import type { DeadLetter } from './dead-letter.port.js';
 

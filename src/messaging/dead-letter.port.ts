@@ -1,5 +1,5 @@
 import type { InboundMessage } from './messaging.ports.js';
-import type { DeadLetterReason } from '../common/app-error.js';
+import type { DeadLetterReason } from '../errors/app-error.js';
 
 /** What the transport hands over when an event cannot take effect. */
 export interface DeadLetter {

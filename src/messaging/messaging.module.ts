@@ -22,8 +22,8 @@ import {
 } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import type { AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import type { AppLogger } from '../logging/logger.js';
 import { DEAD_LETTER_SINK, type DeadLetterSink } from './dead-letter.port.js';
 import {
   KAFKA_AUTHORIZATION_METRICS,

@@ -1,4 +1,4 @@
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 
 /**
  * Another worker is in the middle of a Payflow call for this very event (its attempt's

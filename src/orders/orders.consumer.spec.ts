@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { PATTERN_HANDLER_METADATA, PATTERN_METADATA } from '@nestjs/microservices/constants.js';
 import { PatternHandler } from '@nestjs/microservices/enums/pattern-handler.enum.js';
-import { InvalidEventError } from '../common/dead-letter.errors.js';
+import { InvalidEventError } from '../errors/dead-letter.errors.js';
 import {
   aContext,
   aMessage,

@@ -15,7 +15,7 @@
  */
 import { Controller, Inject, Optional } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
-import { InvalidEventError } from '../common/dead-letter.errors.js';
+import { InvalidEventError } from '../errors/dead-letter.errors.js';
 import { OrderEventContext } from './order-event.context.js';
 import { CancelledCommand } from './cancelled/cancelled.command.js';
 import { CancelledHandler } from './cancelled/cancelled.handler.js';

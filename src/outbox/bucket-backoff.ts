@@ -6,9 +6,9 @@
  * the relay's first bucket starts failing and one info line when its last one publishes
  * again (not a line per bucket and retry; the details are at debug).
  */
-import { describeError } from '../common/app-error.js';
-import { backoffDelay } from '../common/backoff.js';
-import type { AppLogger } from '../common/logger.js';
+import { describeError } from '../errors/app-error.js';
+import { backoffDelay } from '../timing/backoff.js';
+import type { AppLogger } from '../logging/logger.js';
 import type { OutboxRelayMetrics } from './relay.options.js';
 
 /** What one pass did with one bucket. */

@@ -9,8 +9,8 @@
  * Ownership only spreads the work: order per key is kept by the fence every publishing
  * transaction takes (RelayLockRepository.fence), whoever owns the bucket.
  */
-import { describeError } from '../common/app-error.js';
-import type { AppLogger } from '../common/logger.js';
+import { describeError } from '../errors/app-error.js';
+import type { AppLogger } from '../logging/logger.js';
 import { sqlOf } from '../database/database.js';
 import { checkOut, type HeldConnection, type PoolLike } from '../database/pooled-connection.js';
 import { OUTBOX_BUCKETS } from './outbox.repository.js';

@@ -18,14 +18,14 @@
  * headers, its trace headers included.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { Sql } from '../database/database.js';
 import type { BatchSql } from '../database/transaction-batcher.js';
 import type { DeadLetter } from '../messaging/dead-letter.port.js';
 import { buildDeadLetterMessage, deadLetterTopicFor } from '../messaging/dead-letter-headers.js';
 import type { OutboundMessage } from '../messaging/messaging.ports.js';
-import { summarizeIssues } from '../common/zod-issues.js';
+import { summarizeIssues } from '../errors/zod-issues.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { deadLetterHeadersSchema } from '../events/dead-letter-headers.schema.js';
 import { eventMessage, stampEvent, type EventTrace } from '../events/event-message.js';

@@ -37,11 +37,11 @@
  * followed by `activePollMs` (500 ms) as before, so load sees no added latency.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { APP_LOGGER } from '../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../common/logger.js';
-import { describeError } from '../common/app-error.js';
-import { backoffDelay } from '../common/backoff.js';
-import { sleep, withinOrUndefined } from '../common/sleep.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
+import { describeError } from '../errors/app-error.js';
+import { backoffDelay } from '../timing/backoff.js';
+import { sleep, withinOrUndefined } from '../timing/sleep.js';
 import { Database, type ListenHandle } from '../database/database.js';
 import { MESSAGE_PRODUCER, type MessageProducer } from '../messaging/messaging.ports.js';
 import { BucketBackoff, publishedBy, type BatchOutcome } from './bucket-backoff.js';

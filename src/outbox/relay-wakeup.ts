@@ -10,9 +10,9 @@
  * relay in their process (the CLI) NOTIFY inside their transaction instead
  * (OutboxRepository's `notifyInTransaction`).
  */
-import { describeError } from '../common/app-error.js';
-import type { AppLogger } from '../common/logger.js';
-import { Wakeup } from '../common/wakeup.js';
+import { describeError } from '../errors/app-error.js';
+import type { AppLogger } from '../logging/logger.js';
+import { Wakeup } from '../concurrency/wakeup.js';
 import type { Sql } from '../database/database.js';
 import {
   RELAY_SIGNAL,

@@ -18,7 +18,7 @@
  * tokens, secrets or personal data.
  */
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { silentLogger, type AppLogger } from '../common/logger.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { PayflowAuth } from './auth/payflow.auth.js';
 import {
   parseBase,

@@ -21,7 +21,7 @@ import {
   validationDetailOf,
   type TransportContext,
 } from './http/payflow.error-mapping.js';
-import { AppError } from '../common/app-error.js';
+import { AppError } from '../errors/app-error.js';
 
 const base = { endpoint: 'createPayment', method: 'POST' } as const;
 

@@ -18,7 +18,7 @@
  * Messages and metadata carry endpoint names, statuses and Payflow's error codes only: never
  * request bodies, tokens, secrets, emails or phone numbers.
  */
-import { AppError, type ErrorMetadata } from '../common/app-error.js';
+import { AppError, type ErrorMetadata } from '../errors/app-error.js';
 import type { ValidationDetail } from './wire/payflow.schemas.js';
 import type { PayflowEndpointName } from './payflow.types.js';
 

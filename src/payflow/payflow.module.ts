@@ -16,7 +16,7 @@ import {
   type OptionalFactoryDependency,
   type Provider,
 } from '@nestjs/common';
-import type { AppLogger } from '../common/logger.js';
+import type { AppLogger } from '../logging/logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { PAYFLOW_CLIENT_OPTIONS, PAYFLOW_LOGGER, PayflowClient } from './payflow.client.js';
 import { PAYFLOW_CALL_TRACER, type PayflowCallTracer } from './payflow-trace.js';

@@ -6,8 +6,8 @@
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Sql } from '../database/database.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { InstallmentRepository } from './installment.repository.js';
 import {
   PaymentAggregate,

@@ -26,8 +26,8 @@
  * - Bridge-side state succession (creating → created | in_doubt | creation_failed …):
  *   STATE_PREDECESSORS, which the repository's guarded updates are written from.
  */
-import { MappingFailedError } from '../common/dead-letter.errors.js';
-import { currencyExponent } from '../common/money.js';
+import { MappingFailedError } from '../errors/dead-letter.errors.js';
+import { currencyExponent } from '../money/money.js';
 import {
   normalizePaymentStatus,
   type NormalizedStatus,

@@ -15,7 +15,7 @@
  * Pure: no I/O. personal-json.spec.ts holds every field of every ERP and status event
  * schema to one of KEPT_FIELDS or PERSONAL_FIELDS.
  */
-import { DEAD_LETTER_REASONS } from '../common/app-error.js';
+import { DEAD_LETTER_REASONS } from '../errors/app-error.js';
 
 /** What an erased value becomes. */
 export const ERASED = '[erased]';

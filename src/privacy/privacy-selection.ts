@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { ValidationError } from '../common/app-error.js';
+import { ValidationError } from '../errors/app-error.js';
 
 /** The orders an export or an erasure covers. */
 export type PrivacySelection =

@@ -16,13 +16,13 @@
  * watched.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { BackgroundWorker } from '../common/background-worker.js';
-import { APP_LOGGER } from '../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../common/logger.js';
-import { describeError } from '../common/app-error.js';
+import { BackgroundWorker } from '../concurrency/background-worker.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
+import { describeError } from '../errors/app-error.js';
 import { Database } from '../database/database.js';
-import { mapBounded } from '../common/map-bounded.js';
-import { sleep } from '../common/sleep.js';
+import { mapBounded } from '../concurrency/map-bounded.js';
+import { sleep } from '../timing/sleep.js';
 import { OutboxCommitted } from '../outbox/outbox-committed.js';
 import { PaymentRepository } from '../payments/payment.repository.js';
 import { FINAL_PAYMENT_STATUSES } from '../payments/status-sync/final-status.js';

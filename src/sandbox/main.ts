@@ -11,8 +11,8 @@
  * live, SANDBOX_HEAP_GROWTH_PERCENT (50).
  */
 import { readFile } from 'node:fs/promises';
-import { limitHeapGrowth } from '../common/heap-growth.js';
-import { createLogger } from '../common/logger.js';
+import { limitHeapGrowth } from '../memory/heap-growth.js';
+import { createLogger } from '../logging/logger.js';
 import { parseSandboxEnv } from './sandbox.config.js';
 import { startSandbox } from './sandbox.server.js';
 

@@ -10,7 +10,7 @@
 import { rootCertificates } from 'node:tls';
 import { fastify, type FastifyError, type FastifyInstance } from 'fastify';
 import { Agent } from 'undici';
-import { silentLogger, type AppLogger } from '../common/logger.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { VirtualClock } from './state/clock.js';
 import { registerControlRoutes } from './control/control.routes.js';
 import { ApiError } from './http/errors.js';

@@ -2,7 +2,7 @@
  * The nights of the nightly pull. A "night" is the calendar day before the run, in
  * SETTLEMENT_TIMEZONE: the run at 02:30 Oslo time on the 22nd pulls the 21st.
  */
-import { addDays, datesBetween, dateIn } from '../common/calendar.js';
+import { addDays, datesBetween, dateIn } from '../timing/calendar.js';
 
 /** The night a run at `now` pulls: yesterday in `timeZone`. */
 export function previousNight(now: Date, timeZone: string): string {

@@ -13,7 +13,7 @@
  *   keys, hence partitions, so a consumer may see the file event first: it knows the file
  *   is complete when it holds `rows` lines of that `fileId`.
  */
-import { formatMinorUnits } from '../common/money.js';
+import { formatMinorUnits } from '../money/money.js';
 import type { OutboundEventType, TypedOutboundEvent } from '../events/outbound-events.js';
 import type { SettlementLine } from './csv/settlement-row.js';
 

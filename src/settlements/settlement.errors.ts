@@ -1,4 +1,4 @@
-import { AppError, describeError } from '../common/app-error.js';
+import { AppError, describeError } from '../errors/app-error.js';
 
 /**
  * A night's pull failed: Payflow answered with an error, the download broke off, or the

@@ -15,8 +15,8 @@
  */
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { APP_LOGGER } from '../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../common/logger.js';
+import { APP_LOGGER } from '../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { Database } from '../database/database.js';
 import { ThrottledNotify } from '../database/throttled-notify.js';
 import type { OutboxImport } from '../outbox/outbox-committed.js';

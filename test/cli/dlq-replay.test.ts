@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import type { Kafka } from 'kafkajs';
 import { createCliProducer } from '../../src/cli/cli.producer.js';
 import { loadCliConfig } from '../../src/cli/cli.config.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { DeadLetterRepository } from '../../src/dead-letters/dead-letter.repository.js';
 import {
   DeadLetterReplayService,

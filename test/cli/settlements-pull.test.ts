@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { isoDay } from '../support/builders.js';
-import { addDays } from '../../src/common/calendar.js';
+import { addDays } from '../../src/timing/calendar.js';
 import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   createTopics,

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Worker } from '../../src/worker.js';
-import { addDays, dateIn } from '../../src/common/calendar.js';
+import { addDays, dateIn } from '../../src/timing/calendar.js';
 import {
   anEnvelope,
   anOrderId,

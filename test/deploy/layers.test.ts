@@ -18,8 +18,8 @@ const ROOT = process.cwd();
 
 /** Scratch files, by path in the copy, and what each imports. */
 const SCRATCH = {
-  commonToFeature: {
-    path: 'src/common/__scratch-layer-violation.ts',
+  errorsToFeature: {
+    path: 'src/errors/__scratch-layer-violation.ts',
     name: 'OrderRepository',
     imports: '../orders/order.repository.js',
   },
@@ -103,7 +103,7 @@ describe('dependency rules', () => {
 
       expect(run.code).not.toBe(0);
       const broken = [
-        'floor-common: src/common/__scratch-layer-violation.ts → src/orders/order.repository.ts',
+        'floor-errors: src/errors/__scratch-layer-violation.ts → src/orders/order.repository.ts',
         'floor-events: src/events/__scratch-layer-violation.ts → src/orders/order.repository.ts',
         'floor-orders: src/orders/__scratch-layer-violation.ts → src/operator/order-show/order-show.query.ts',
         'features-only-messaging-ports: src/outbox/__scratch-layer-violation.ts → src/messaging/kafka/kafka.producer.ts',

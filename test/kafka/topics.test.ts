@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ConfigSource } from 'kafkajs';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { TopicsMissingError } from '../../src/messaging/kafka/topics.port.js';
 import { startWorker } from '../../src/worker.js';
 import type { KraftCluster } from '../../testbed/kafka/kraft-cluster.js';

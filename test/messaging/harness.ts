@@ -8,7 +8,7 @@ import type { INestMicroservice } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
-import { createLogger, silentLogger, type AppLogger } from '../../src/common/logger.js';
+import { createLogger, silentLogger, type AppLogger } from '../../src/logging/logger.js';
 import type { DeadLetter, DeadLetterSink } from '../../src/messaging/dead-letter.port.js';
 import { createKafkaPartitionConsumer } from '../../src/messaging/kafka/kafka.consumer.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka/kafka.producer.js';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestMicroservice } from '@nestjs/common';
 import type { Admin } from 'kafkajs';
-import { BlockedByEarlierFailureError } from '../../src/common/dead-letter.errors.js';
+import { BlockedByEarlierFailureError } from '../../src/errors/dead-letter.errors.js';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
 import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
 import { PayflowServerError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';

@@ -16,7 +16,7 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
-import { LoggerModule } from '../../src/common/logger.module.js';
+import { LoggerModule } from '../../src/logging/logger.module.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DEAD_LETTER_SINK } from '../../src/messaging/dead-letter.port.js';

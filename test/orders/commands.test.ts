@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { InDoubtError, MappingFailedError } from '../../src/common/dead-letter.errors.js';
+import { InDoubtError, MappingFailedError } from '../../src/errors/dead-letter.errors.js';
 import { PayflowError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import {
   anEnvelope,

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { BlockedByEarlierFailureError } from '../../src/common/dead-letter.errors.js';
+import { BlockedByEarlierFailureError } from '../../src/errors/dead-letter.errors.js';
 import type { DeadLetter } from '../../src/messaging/dead-letter.port.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
 import {

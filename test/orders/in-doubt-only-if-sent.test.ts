@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { InDoubtError } from '../../src/common/dead-letter.errors.js';
+import { InDoubtError } from '../../src/errors/dead-letter.errors.js';
 import { PayflowRateLimitedError } from '../../src/payflow/payflow.errors.js';
 import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders.js';
 import type { TestDatabase } from '../support/database.js';

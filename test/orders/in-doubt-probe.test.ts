@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { InDoubtError } from '../../src/common/dead-letter.errors.js';
+import { InDoubtError } from '../../src/errors/dead-letter.errors.js';
 import { Database } from '../../src/database/database.js';
 import { LateEffectPendingError } from '../../src/orders/engine/attempt.errors.js';
 import { OrderShowQuery } from '../../src/operator/order-show/order-show.query.js';

@@ -8,7 +8,7 @@ import {
   BlockedByEarlierFailureError,
   InDoubtError,
   MappingFailedError,
-} from '../../src/common/dead-letter.errors.js';
+} from '../../src/errors/dead-letter.errors.js';
 import { PayflowError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { OrderBusyError } from '../../src/orders/order.errors.js';
 import { TransactionBatcher } from '../../src/database/transaction-batcher.js';

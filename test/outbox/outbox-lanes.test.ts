@@ -6,7 +6,7 @@
  * takes seconds, not a Kafka round trip per batch), and records when each row left.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';
 import { OutboxRelay } from '../../src/outbox/outbox.relay.js';

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Kafka } from 'kafkajs';
 import pg from 'pg';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OUTBOX_BUCKETS, OutboxRepository } from '../../src/outbox/outbox.repository.js';
 import {

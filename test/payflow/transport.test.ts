@@ -16,7 +16,7 @@ import {
   type PayflowReached,
 } from '../../src/payflow/payflow.errors.js';
 import type { PayflowCallEvent, PayflowClientOptions } from '../../src/payflow/payflow.types.js';
-import { REDACTED_PATHS } from '../../src/common/logger.js';
+import { REDACTED_PATHS } from '../../src/logging/logger.js';
 import type { PayflowCallContext } from '../../src/orders/engine/command-spec.js';
 import {
   sendJson,

@@ -12,7 +12,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type pg from 'pg';
 import { Registry } from 'prom-client';
-import { LoggerModule } from '../../src/common/logger.module.js';
+import { LoggerModule } from '../../src/logging/logger.module.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { Database, sqlOf, type Sql } from '../../src/database/database.js';
 import { DatabaseModule } from '../../src/database/database.module.js';

@@ -9,13 +9,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import type { Sql } from '../../src/database/database.js';
 import { DeadLetterRepository } from '../../src/dead-letters/dead-letter.repository.js';
 import { DeadLetterReplayService } from '../../src/dead-letters/replay/dead-letter-replay.service.js';
 import { ErasedLetterReplayError } from '../../src/dead-letters/replay/erased-letter.error.js';
 import { OrderRequeue } from '../../src/dead-letters/replay/order-requeue.js';
-import type { DeadLetterReason } from '../../src/common/app-error.js';
+import type { DeadLetterReason } from '../../src/errors/app-error.js';
 import { deadLetterTopicFor } from '../../src/messaging/dead-letter-headers.js';
 import { OrderRepository } from '../../src/orders/order.repository.js';
 import { OutboxRepository } from '../../src/outbox/outbox.repository.js';

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import pg from 'pg';
-import { LoggerModule } from '../../src/common/logger.module.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { LoggerModule } from '../../src/logging/logger.module.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { OrdersModule } from '../../src/orders/orders.module.js';

@@ -18,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import type { KafkaAcl } from '../../src/messaging/security/kafka-acls.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import {
   KafkaAuthorizationError,
   KafkaAuthorizationStatus,

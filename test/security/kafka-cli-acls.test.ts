@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config/app-config.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import {
   dlqReplayAcls,
   inDoubtResolveAcls,

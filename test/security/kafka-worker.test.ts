@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/app-config.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { workerAcls } from '../../src/messaging/security/kafka-acls.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { SecuredKafkaCluster } from '../../testbed/kafka/secured-cluster.js';

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadCliConfig, loadCliPayflowConfig } from '../../src/cli/cli.config.js';
-import { sleep } from '../../src/common/sleep.js';
+import { sleep } from '../../src/timing/sleep.js';
 import { PayflowClient } from '../../src/payflow/payflow.client.js';
 import { PayflowError } from '../../src/payflow/payflow.errors.js';
 import { payflowClientOptionsFromConfig } from '../../src/payflow/payflow.module.js';

@@ -4,7 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { AppLogger } from '../../src/common/logger.js';
+import type { AppLogger } from '../../src/logging/logger.js';
 
 export interface CapturedLogs {
   readonly logger: AppLogger;

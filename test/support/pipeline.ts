@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import type { WorkerOverrides } from '../../src/app.module.js';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import { outboundViolations } from '../../src/events/outbound-check.js';
 import { startWorker, type Worker } from '../../src/worker.js';
 import { createTestDatabase, type TestDatabase } from './database.js';

@@ -2,7 +2,7 @@
  * Starts a Payflow sandbox for a test (ephemeral port, silent) and fetches tokens with
  * plain HTTP, as any client would.
  */
-import { silentLogger } from '../../src/common/logger.js';
+import { silentLogger } from '../../src/logging/logger.js';
 import {
   startSandbox,
   type SandboxHandle,

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { InDoubtError } from '../../src/common/dead-letter.errors.js';
+import { InDoubtError } from '../../src/errors/dead-letter.errors.js';
 import { anEnvelope, isoDay, paymentRequestedData } from '../support/builders.js';
 import { type SandboxHandle } from '../support/sandbox.js';
 import {

@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
 import { CommandRunner } from 'nest-commander';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { CliConfig } from '../cli.config.js';
 import { CliFeatures } from '../cli.features.js';
 import { CLI_CONFIG, CliResources } from '../cli.resources.js';

@@ -1,5 +1,5 @@
 import { Command, Option, SubCommand } from 'nest-commander';
-import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../errors/app-error.js';
 import {
   DeadLetterReplayService,
   type ReplayPlan,
@@ -12,7 +12,7 @@ import {
   parseSince,
   type ReplayFilter,
 } from '../../dead-letters/replay/replay-filter.js';
-import { sanitizeText } from '../../operator/shared/sanitize-text.js';
+import { sanitizeText } from '../../operator/masking/sanitize-text.js';
 import { DLQ_REPLAY_FEATURE } from '../cli.features.js';
 import { CliCommand, usage } from './cli-command.js';
 import { DlqDiscardCommand } from './dlq-discard.command.js';

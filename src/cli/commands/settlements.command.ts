@@ -17,12 +17,12 @@
  * counting as missing. Idempotent; it says what it did to each tracked night of that date.
  */
 import { Command, Option, SubCommand } from 'nest-commander';
-import { describeError } from '../../common/app-error.js';
+import { describeError } from '../../errors/app-error.js';
 import { Database } from '../../database/database.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import { SETTLEMENT_FORMATS, type SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
-import { addDays, dateIn, datesBetween, isIsoDate } from '../../common/calendar.js';
+import { addDays, dateIn, datesBetween, isIsoDate } from '../../timing/calendar.js';
 import { previousNight } from '../../settlements/nights.js';
 import { PullSettlementHandler } from '../../settlements/pull/pull-settlement.handler.js';
 import { OutboxCommittedModule } from '../../outbox/outbox-committed.js';

@@ -4,7 +4,7 @@
  */
 import type { NightRow } from '../../settlements/settlement.repository.js';
 import type { PullResult } from '../../settlements/pull/pull-settlement.handler.js';
-import { sanitizeText } from '../../operator/shared/sanitize-text.js';
+import { sanitizeText } from '../../operator/masking/sanitize-text.js';
 
 export interface NightPulled {
   readonly organizationId: string;

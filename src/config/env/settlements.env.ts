@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { boolean } from '../env-values.js';
 import { validateCronExpression } from 'cron';
-import { isTimeZone } from '../../common/calendar.js';
+import { isTimeZone } from '../../timing/calendar.js';
 
 export const settlementsEnv = z.object({
   SETTLEMENT_CRON: z

@@ -19,8 +19,8 @@
 import { Controller, Get, Inject, NotFoundException, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { OIDC_CALLBACK_PATH } from '../console.options.js';
 import { ConsoleCookies } from '../shared/console-cookies.js';

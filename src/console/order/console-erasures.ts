@@ -8,7 +8,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { AppError, describeError } from '../../common/app-error.js';
+import { AppError, describeError } from '../../errors/app-error.js';
 import type { ActionDetails } from '../../operator/audit/operator-action.repository.js';
 import {
   ErasureRefusedError,

@@ -7,8 +7,8 @@
  * subject and whether it is verified, never an e-mail address or a token.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { Database } from '../../database/database.js';
 import {
   OperatorActionRepository,

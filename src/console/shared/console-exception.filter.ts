@@ -14,8 +14,8 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
 import type { OidcFailureReason, OidcSignInFailed, SignInThrottled } from './console.errors.js';
 import { sessionOf } from './console-request.js';

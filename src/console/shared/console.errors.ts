@@ -3,7 +3,7 @@
  * POST without its CSRF token (403), too many wrong tokens (429). The console's exception
  * filter answers each.
  */
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import type { ConsoleRole } from '../sign-in/session-store.js';
 import type { ThrottleScope } from '../sign-in/sign-in-throttle.js';
 

@@ -11,8 +11,8 @@
  */
 import { Controller, Get, Inject, NotFoundException, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
 import { ConsoleCookies } from '../shared/console-cookies.js';

@@ -4,7 +4,7 @@
  * reason is published in `event.discarded`: the doors say it must name no personal data.
  */
 import { z } from 'zod';
-import { ValidationError } from '../../common/app-error.js';
+import { ValidationError } from '../../errors/app-error.js';
 
 export const DISCARD_REASON_MAX = 500;
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 
 /** A discard that cannot be done: nothing changed. `code` says why (DISCARD.*). */
 export class DiscardRefusedError extends AppError {

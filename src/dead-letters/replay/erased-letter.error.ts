@@ -1,4 +1,4 @@
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 
 /**
  * A replay (or a discard's republishing) met a dead letter whose personal data was erased

@@ -3,8 +3,8 @@
  * ORDERS: an order qualifies when one of its unreplayed dead letters matches all the given
  * filters, and then every unreplayed dead letter of that order is replayed.
  */
-import { ValidationError } from '../../common/app-error.js';
-import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
+import { ValidationError } from '../../errors/app-error.js';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../errors/app-error.js';
 
 export interface ReplayFilter {
   /** Only this order (its key-less dead letters are never part of an order filter). */

@@ -26,8 +26,8 @@
  * the refusal is thrown once the unit's batch committed.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { OrderRepository } from '../../orders/order.repository.js';
 import {

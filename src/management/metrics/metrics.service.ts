@@ -8,7 +8,7 @@ import { Injectable } from '@nestjs/common';
 import type { ProbeOutcome } from '../../orders/engine/command-spec.js';
 import type { LateEffectDecision, ProbeMetrics } from '../../orders/engine/probe-metrics.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DeadLetterReason } from '../../common/app-error.js';
+import type { DeadLetterReason } from '../../errors/app-error.js';
 import type {
   KafkaAccess,
   KafkaAuthorizationMetrics,

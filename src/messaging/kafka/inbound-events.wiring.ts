@@ -20,7 +20,7 @@ import type { INestApplication, INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestMicroservice, type MicroserviceOptions } from '@nestjs/microservices';
 import type { AppConfig, KafkaSecurityConfig } from '../../config/app-config.js';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { DeadLetterSink } from '../dead-letter.port.js';
 import { kafkaClientOptionsFromConfig, type KafkaClientOptions } from './kafka.client.js';
 import type { KafkaAuthorizationRecorder } from '../security/kafka-authorization.js';

@@ -5,7 +5,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { KafkaSecurityConfig } from '../../config/app-config.js';
 import { OAuthBearerTokenSource, type OAuthBearerSettings } from '../security/kafka-oauthbearer.js';
 import { isClosedByBrokers, securityProtocolMismatch } from '../security/kafka-access.js';

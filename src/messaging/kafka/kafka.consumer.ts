@@ -25,7 +25,7 @@ import type {
   KafkaMessage,
   PartitionAssigner,
 } from 'kafkajs';
-import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../timing/backoff.js';
 import { decideClientStop } from '../transport/failure-policy.js';
 import {
   asAuthorizationError,

@@ -32,7 +32,7 @@ import {
   type Message,
   type Producer,
 } from 'kafkajs';
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import {
   asAuthorizationError,
   KAFKA_CLUSTER_RESOURCE,

@@ -1,7 +1,7 @@
 /** TopicAdmin (topics.port.ts) over a kafkajs admin client. */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Admin, ITopicConfig } from 'kafkajs';
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import { describeKafkaIdentity, explainKafkaAccessError } from '../security/kafka-security.js';
 import { checkKafkaAccess, createKafkaClient, type KafkaClientOptions } from './kafka.client.js';
 import {

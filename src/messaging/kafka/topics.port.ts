@@ -3,7 +3,7 @@
  * `topics create`. kafka.topics.ts implements the TopicAdmin port over kafkajs; what is here
  * knows no client library, so it is tested without a broker.
  */
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import { deadLetterTopicFor } from '../dead-letter-headers.js';
 
 /** A topic as the cluster describes it. */

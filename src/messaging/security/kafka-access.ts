@@ -4,7 +4,7 @@
  * certificate they refuse, a token endpoint that refuses us. Never with a secret in it.
  * kafka-security.ts says who we are (AccessContext); this reads kafkajs' and Node's errors.
  */
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 
 /** Who we are to the brokers and where our TLS material comes from (never a secret). */
 export interface AccessContext {

@@ -14,8 +14,8 @@
  * KafkaAuthorizationStatus keeps the denials that last, logs one warning when one starts and
  * one info line when it ends (not one per retry) and counts them (KafkaAuthorizationMetrics).
  */
-import { AppError, describeError } from '../../common/app-error.js';
-import type { AppLogger } from '../../common/logger.js';
+import { AppError, describeError } from '../../errors/app-error.js';
+import type { AppLogger } from '../../logging/logger.js';
 
 /** Kafka's resource types, as ACLs name them. */
 export type KafkaResourceType = 'topic' | 'group' | 'cluster' | 'transactional_id';

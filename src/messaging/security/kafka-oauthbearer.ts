@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import type { AuthenticationProviderArgs, Mechanism } from 'kafkajs';
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import { secretFromFileContent } from '../../config/app-config.js';
 import { KafkaAccessError } from './kafka-access.js';
 import { TokenCache, tokenLifetimeSeconds } from '../../payflow/auth/payflow.token.js';

@@ -8,7 +8,7 @@
  * bad credentials, a mechanism the brokers do not enable, a certificate we do not trust, a
  * client certificate they refuse. Never with a secret in it.
  */
-import { fileErrorCode } from '../../common/file-error.js';
+import { fileErrorCode } from '../../errors/file-error.js';
 import { readFileSync } from 'node:fs';
 import {
   ConfigError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../../common/logger.js';
+import { silentLogger } from '../../logging/logger.js';
 import type {
   PartitionConsumer,
   PartitionConsumerHandlers,

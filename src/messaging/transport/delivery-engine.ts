@@ -23,9 +23,9 @@
  * The memory bound is InFlightBudget's, the commits are OffsetCommitter's; this file
  * decides what runs when.
  */
-import { describeError } from '../../common/app-error.js';
-import type { AppLogger } from '../../common/logger.js';
-import { withTimeout } from '../../common/sleep.js';
+import { describeError } from '../../errors/app-error.js';
+import type { AppLogger } from '../../logging/logger.js';
+import { withTimeout } from '../../timing/sleep.js';
 import type {
   BatchControl,
   ConsumedBatch,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ValidationError } from '../../common/app-error.js';
+import { AppError, ValidationError } from '../../errors/app-error.js';
 import {
   BlockedByEarlierFailureError,
   InDoubtError,
   InvalidEventError,
   InvalidJsonError,
   MappingFailedError,
-} from '../../common/dead-letter.errors.js';
+} from '../../errors/dead-letter.errors.js';
 import {
   PayflowAbortedError,
   PayflowClientError,

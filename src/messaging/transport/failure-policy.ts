@@ -19,7 +19,7 @@
  * which an operator grants again) is waited out, the client starting again after a
  * back-off; anything else stops it for good (the process exits and is restarted).
  */
-import { AppError, type DeadLetterReason } from '../../common/app-error.js';
+import { AppError, type DeadLetterReason } from '../../errors/app-error.js';
 import { nextRetry, type AttemptHistory, type RetryPolicy } from './retry-policy.js';
 
 export type FailureClass =

@@ -2,7 +2,7 @@
  * The options of the order-events transport (inbound-events.transport.ts): the consumer, the
  * codec and the dead-letter sink it is given, and its limits and timings.
  */
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { PartitionConsumer } from './consumer.port.js';
 import type { DeadLetterSink } from '../dead-letter.port.js';
 import type { OrderSequencing } from './delivery-engine.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { MessageHandler } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
 import { map, timer } from 'rxjs';
-import { silentLogger } from '../../common/logger.js';
+import { silentLogger } from '../../logging/logger.js';
 import { orderEventCodec } from '../../orders/order-event.codec.js';
 import { ORDER_EVENT_TYPES } from '../../events/order-event.schema.js';
 import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.port.js';

@@ -37,8 +37,8 @@ import {
   ReplaySubject,
   type Observable,
 } from 'rxjs';
-import { AppError, describeError } from '../../common/app-error.js';
-import type { AppLogger } from '../../common/logger.js';
+import { AppError, describeError } from '../../errors/app-error.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { TopicPartition } from './consumer.port.js';
 import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
 import { assertHandlerRegistry } from './handler-registry.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { silentLogger } from '../../common/logger.js';
-import { BlockedByEarlierFailureError } from '../../common/dead-letter.errors.js';
+import { silentLogger } from '../../logging/logger.js';
+import { BlockedByEarlierFailureError } from '../../errors/dead-letter.errors.js';
 import type { DeadLetter, DeadLetterSink } from '../dead-letter.port.js';
 import {
   PayflowRateLimitedError,

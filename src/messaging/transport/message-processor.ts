@@ -11,13 +11,13 @@
  * (a back-off wait or a failing sink): that offset is not done and will be redelivered.
  */
 import type { BaseRpcContext } from '@nestjs/microservices';
-import type { AppLogger } from '../../common/logger.js';
-import { describeError, type DeadLetterReason } from '../../common/app-error.js';
+import type { AppLogger } from '../../logging/logger.js';
+import { describeError, type DeadLetterReason } from '../../errors/app-error.js';
 import type { DeadLetterSink } from '../dead-letter.port.js';
 import { decideFailure } from './failure-policy.js';
 import type { DecodedEvent, InboundEventCodec, InboundMessage } from '../messaging.ports.js';
-import { backoffDelayMs } from '../../common/backoff.js';
-import { sleepUnlessAborted } from '../../common/sleep.js';
+import { backoffDelayMs } from '../../timing/backoff.js';
+import { sleepUnlessAborted } from '../../timing/sleep.js';
 import { traceIdOfHeader } from '../../tracing/tracing.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';

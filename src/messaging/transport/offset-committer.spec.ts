@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { silentLogger } from '../../common/logger.js';
+import { silentLogger } from '../../logging/logger.js';
 import type { TopicPartition, TopicPartitionOffset } from './consumer.port.js';
 import { OffsetCommitter, tpKey } from './offset-committer.js';
 import { InMemoryOrderEventsMetrics } from './transport.metrics.js';

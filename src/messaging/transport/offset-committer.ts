@@ -9,10 +9,10 @@
  * commit), not by a clock: an idle worker has nothing to commit and no lag that moves, and a
  * 200 ms interval woke it five times a second for nothing.
  */
-import type { AppLogger } from '../../common/logger.js';
-import { withTimeout } from '../../common/sleep.js';
+import type { AppLogger } from '../../logging/logger.js';
+import { withTimeout } from '../../timing/sleep.js';
 import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './consumer.port.js';
-import { describeError } from '../../common/app-error.js';
+import { describeError } from '../../errors/app-error.js';
 import { KafkaAuthorizationError } from '../security/kafka-authorization.js';
 import { PartitionOffsetTracker } from './offset-tracker.js';
 import type { OrderEventsMetrics } from './transport.metrics.js';

@@ -2,7 +2,7 @@
  * Back-off and retry budget of the order-events transport: how long an order waits before
  * its failing event is tried again, and when to give up (dead letter `retries_exhausted`).
  */
-import { backoffDelayMs } from '../../common/backoff.js';
+import { backoffDelayMs } from '../../timing/backoff.js';
 
 export interface RetryPolicy {
   /** Attempts in total, the first included (RETRY_MAX_ATTEMPTS). */

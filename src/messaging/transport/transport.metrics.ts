@@ -2,7 +2,7 @@
  * What the order-events transport reports, as a small interface so that prom-client (or
  * anything else) can be plugged in later without the transport knowing about it.
  */
-import type { DeadLetterReason } from '../../common/app-error.js';
+import type { DeadLetterReason } from '../../errors/app-error.js';
 
 export type ProcessOutcome = 'succeeded' | 'dead_lettered' | 'abandoned';
 export type RetryCause = 'transient' | 'unknown' | 'dead_letter_sink';

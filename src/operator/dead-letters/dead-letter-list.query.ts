@@ -11,7 +11,7 @@
  * in URLs and bearer headers masked.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../common/app-error.js';
+import { DEAD_LETTER_REASONS, type DeadLetterReason } from '../../errors/app-error.js';
 import { Database } from '../../database/database.js';
 import {
   DeadLetterRepository,
@@ -23,8 +23,8 @@ import {
   maskPersonalData,
   maskPersonalText,
   type PersonalDataKind,
-} from '../shared/personal-data-mask.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+} from '../masking/personal-data-mask.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 import { deadLetterView, type DeadLetterView } from './dead-letter.view.js';
 
 export type { DeadLetterFilter } from '../../dead-letters/dead-letter.repository.js';

@@ -4,7 +4,7 @@
  * mapping, so both say the same about a letter.
  */
 import type { DeadLetterOverview } from '../../dead-letters/dead-letter.repository.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 
 export interface DeadLetterView {
   readonly id: string;

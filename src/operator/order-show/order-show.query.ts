@@ -4,7 +4,7 @@
  * reads of the tables' repositories, whose columns are chosen one by one (secrets such as
  * api_key_hash and webhook_token, event payloads and webhook bodies are never selected).
  */
-import { formatMinorUnits } from '../../common/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { Sql } from '../../database/database.js';
 import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import { deadLetterView } from '../dead-letters/dead-letter.view.js';
@@ -49,12 +49,12 @@ import {
   type StatusChangeView,
   type WebhookView,
 } from './order-show.view.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 import type { UnexplainedEffectView } from './unexplained-effect.view.js';
 
 /**
  * Minor units (decimal text, as the tables hold them) as exact decimal text in major units,
- * by the one money formatter (common/money.ts). An amount it cannot format (an unknown
+ * by the one money formatter (src/money/money.ts). An amount it cannot format (an unknown
  * currency, text that is not an integer) is shown as its minor units.
  */
 export function amountView(minor: string, currency: string): AmountView {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { amountView } from './order-show.query.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 import { renderTable } from './order-show.view.js';
 
 describe('order show formatting', () => {

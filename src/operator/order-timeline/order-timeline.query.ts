@@ -34,7 +34,7 @@ import { WebhookInboxRepository } from '../../webhooks/inbox/webhook-inbox.repos
 import { OperatorActionRepository } from '../audit/operator-action.repository.js';
 import { amountView, orderView, unexplainedEffectViews } from '../order-show/order-show.query.js';
 import { effectLabel, type UnexplainedEffectView } from '../order-show/unexplained-effect.view.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 import {
   traceIdOf,
   type OrderTimeline,

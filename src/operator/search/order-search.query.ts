@@ -19,7 +19,7 @@ import { ProcessedEventRepository } from '../../orders/processed-event.repositor
 import { PaymentRepository, type PaymentOverview } from '../../payments/payment.repository.js';
 import { amountView } from '../order-show/order-show.query.js';
 import type { AmountView } from '../order-show/order-show.view.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 
 /** How a hit was found. */
 export type SearchMatch = OrderMatch | 'payflow_id';

@@ -7,13 +7,13 @@
  * is SettlementRepository's.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { addDays, dateIn } from '../../common/calendar.js';
+import { addDays, dateIn } from '../../timing/calendar.js';
 import { Database } from '../../database/database.js';
 import {
   SettlementRepository,
   type NightWithFile,
 } from '../../settlements/settlement.repository.js';
-import { sanitizeText } from '../shared/sanitize-text.js';
+import { sanitizeText } from '../masking/sanitize-text.js';
 
 export type NightState = 'pulled' | 'changed' | 'missing' | 'forgotten';
 

@@ -1,8 +1,8 @@
 /** order.document_attached → POST /api/payments/uploadDocument; emits document.attached. */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { PayflowDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
 import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';

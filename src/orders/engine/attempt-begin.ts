@@ -21,7 +21,7 @@ import {
   BlockedByEarlierFailureError,
   InDoubtError,
   type MappingFailedError,
-} from '../../common/dead-letter.errors.js';
+} from '../../errors/dead-letter.errors.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';

@@ -5,7 +5,7 @@
  * status events into the outbox. The attempts and the outbox rows of every unit of a batch
  * are written by one statement each, just before the batch's COMMIT: N orders, one commit.
  */
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { Sql } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';

@@ -7,7 +7,7 @@
  * call is held: nothing is sent, its lease is released so that any worker's next read
  * decides, and the event is retried after the back-off of late-effect-wait.ts).
  */
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { TransactionBatcher } from '../../database/transaction-batcher.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import type { OrdersOptions } from '../orders.options.js';

@@ -1,4 +1,4 @@
-import { AppError, type ErrorMetadata } from '../../common/app-error.js';
+import { AppError, type ErrorMetadata } from '../../errors/app-error.js';
 
 /** The attempt's lease ran out (or it was taken over) before its request could leave. */
 export class AttemptNotOwnedError extends AppError {

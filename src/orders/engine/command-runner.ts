@@ -29,12 +29,12 @@
  * only after `batcher.run` resolved.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { describeError } from '../../common/app-error.js';
-import { retryWithBackoff, type RetryOptions } from '../../common/backoff.js';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { describeError } from '../../errors/app-error.js';
+import { retryWithBackoff, type RetryOptions } from '../../timing/backoff.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';

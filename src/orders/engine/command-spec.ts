@@ -5,7 +5,7 @@
  */
 import type { Sql } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
-import type { MappingFailedError } from '../../common/dead-letter.errors.js';
+import type { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { PayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';

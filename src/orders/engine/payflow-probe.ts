@@ -4,9 +4,9 @@
  * be read, then `unreadable`. It logs and counts the finding; what the finding leads to is
  * the protocol's (protocol/attempt-steps.ts, afterProbe).
  */
-import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
-import type { AppLogger } from '../../common/logger.js';
-import { sleep } from '../../common/sleep.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../timing/backoff.js';
+import type { AppLogger } from '../../logging/logger.js';
+import { sleep } from '../../timing/sleep.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import type { CommandSpec } from './command-spec.js';

@@ -3,7 +3,7 @@
  * a verdict given otherwise before). Each refusal has its own stable code; the message is
  * one line for the operator and says that nothing changed.
  */
-import { AppError, type ErrorMetadata } from '../../common/app-error.js';
+import { AppError, type ErrorMetadata } from '../../errors/app-error.js';
 
 export type InDoubtRefusal =
   | 'IN_DOUBT.NOTHING_IN_DOUBT'

@@ -11,8 +11,8 @@
  * Idempotent by the attempt's state: a call no longer in doubt is "already resolved", and
  * a run cut short after the verdict (before the republication) is finished by the next.
  */
-import { describeError } from '../../common/app-error.js';
-import { formatMinorUnits } from '../../common/money.js';
+import { describeError } from '../../errors/app-error.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { Database } from '../../database/database.js';
 import { PayflowError, PayflowNotFoundError } from '../../payflow/payflow.errors.js';
 import type { PayflowApi, PaymentStatus } from '../../payflow/payflow.types.js';

@@ -1,9 +1,9 @@
 /** order.installment_added → POST …/installments/create; emits installment.added. */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
-import { formatMinorUnits } from '../../common/money.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { Installment } from '../../payflow/payflow.types.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';

@@ -3,7 +3,7 @@
  * installment.changed. A PUT is harmless to repeat, so an unclear failure is retried.
  */
 import { Injectable } from '@nestjs/common';
-import { formatMinorUnits } from '../../common/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { Installment, UpdateInstallmentInput } from '../../payflow/payflow.types.js';
 import type { LiveInstallment, PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../database/statement.js';

@@ -1,6 +1,6 @@
 /** order.installment_removed → DELETE …/installments/{installment_id}; emits installment.removed. */
 import { Injectable } from '@nestjs/common';
-import { formatMinorUnits } from '../../common/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { LiveInstallment, PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../database/statement.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';

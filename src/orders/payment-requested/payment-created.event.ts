@@ -1,4 +1,4 @@
-import { formatMinorUnits } from '../../common/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { StatusEvent, StatusEventData } from '../../payments/payment-status-events.js';
 
 export interface CreatedInstallmentView {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { currencyExponent, formatMinorUnits, minorUnitsToJsonNumber } from '../../common/money.js';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+import { currencyExponent, formatMinorUnits, minorUnitsToJsonNumber } from '../../money/money.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import type { PaymentItemInput } from '../../payflow/payflow.types.js';
 import {
   aLine,

@@ -1,6 +1,6 @@
 /** order.refund_requested → POST /api/refund; emits payment.refunded. Never repeated blindly. */
 import { Injectable } from '@nestjs/common';
-import { formatMinorUnits } from '../../common/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import type { RefundResult } from '../../payflow/payflow.types.js';
 import { RefundRepository } from '../../payments/refund.repository.js';
 import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import { anEvent, refundRequestedData } from '../../../test/support/builders.js';
 import { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { mapRefundRequested, type MappedRefund } from './refund-requested.mapping.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import {
   addMonthsClamped,
   amountToMinor,

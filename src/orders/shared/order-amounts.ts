@@ -1,5 +1,5 @@
 /**
- * Money of order events, computed exactly (src/common/money.ts, BigInt decimals) into
+ * Money of order events, computed exactly (src/money/money.ts, BigInt decimals) into
  * integer minor units (CONTRACT §2):
  *
  *   net total   = unitPriceNet × quantity × (1 − discountRate/100)
@@ -18,9 +18,9 @@ import {
   roundDecimal,
   toMinorUnits,
   type Decimal,
-} from '../../common/money.js';
-import { ValidationError } from '../../common/app-error.js';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+} from '../../money/money.js';
+import { ValidationError } from '../../errors/app-error.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import { MAX_EXACT_MINOR_UNITS } from '../../payflow/wire/payflow.mapping.js';
 import type { PaymentItemInput } from '../../payflow/payflow.types.js';
 import type { Amount } from '../../events/order-event.schema.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { MappingFailedError } from '../../common/dead-letter.errors.js';
+import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import type { CallOptions, PayflowApi, PaymentMethod } from '../../payflow/payflow.types.js';
 import { PaymentMethodCatalog } from './payment-methods.js';
 

@@ -4,7 +4,7 @@
  * The key is sent to Payflow once and stored only as its SHA-256.
  */
 import { hash } from 'node:crypto';
-import { RandomPool } from '../../common/random-pool.js';
+import { RandomPool } from './random-pool.js';
 import { WEBHOOK_KINDS, type WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 
 /** One system call per ~146 payments instead of one each (CPU per order, issue 21). */

@@ -10,7 +10,7 @@
  * SupersedeRefusedError when it must not take effect: the failure policy dead-letters it
  * as `supersede_refused`, like any other error that names its dead-letter reason.
  */
-import { EventRejectedError } from '../../common/dead-letter.errors.js';
+import { EventRejectedError } from '../../errors/dead-letter.errors.js';
 import type { EventTrace } from '../../events/event-message.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { describe, expect, it } from '@jest/globals';
-import { silentLogger } from '../../common/logger.js';
+import { silentLogger } from '../../logging/logger.js';
 import { PayflowAuth, isInvalidClient, type RequestToken } from './payflow.auth.js';
 import type { Credentials, HttpCall } from '../http/payflow.call.js';
 import { ClientSecret } from './payflow.client-secret.js';

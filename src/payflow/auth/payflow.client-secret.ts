@@ -12,9 +12,9 @@
  * read once; a request refused with a secret that has been replaced since just uses the new one.
  * Logs name the file and never the secret.
  */
-import { fileErrorCode } from '../../common/file-error.js';
+import { fileErrorCode } from '../../errors/file-error.js';
 import { readFile } from 'node:fs/promises';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { secretFromFileContent } from '../../config/app-config.js';
 import type { Authorization, Credentials } from '../http/payflow.call.js';
 

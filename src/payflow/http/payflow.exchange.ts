@@ -12,7 +12,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { Agent } from 'undici';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { abortedBeforeSending, type Consume, type HttpCall } from './payflow.call.js';
 import { errorForStatus, errorForTransport, parseRetryAfter } from './payflow.error-mapping.js';
 import { PayflowError } from '../payflow.errors.js';

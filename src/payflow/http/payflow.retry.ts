@@ -1,9 +1,9 @@
 /**
  * The delay of the client's retry loop (idempotent calls only): the house back-off
- * (src/common/backoff.ts, equal jitter: never sooner than half the delay), or Payflow's
+ * (src/timing/backoff.ts, equal jitter: never sooner than half the delay), or Payflow's
  * Retry-After when that is longer.
  */
-import { backoffDelayMs, type BackoffPolicy } from '../../common/backoff.js';
+import { backoffDelayMs, type BackoffPolicy } from '../../timing/backoff.js';
 
 /**
  * Delay before retry number `retry` (1 = the first retry). Undefined when Retry-After

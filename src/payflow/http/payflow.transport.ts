@@ -14,7 +14,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import {
   abortReason,
   abortedBeforeSending,
@@ -25,7 +25,7 @@ import {
 } from './payflow.call.js';
 import { HttpExchange, type ExchangeSettings } from './payflow.exchange.js';
 import { PayflowAbortedError, PayflowError } from '../payflow.errors.js';
-import { sleep } from '../../common/sleep.js';
+import { sleep } from '../../timing/sleep.js';
 import { retryDelayMs } from './payflow.retry.js';
 import { Slots } from './payflow.slots.js';
 

@@ -9,7 +9,7 @@
  * - a point in time → canonical ISO 8601 UTC text (`2026-12-01T10:00:00.000Z`) or null;
  * - a calendar date → `YYYY-MM-DD` or null;
  * - an amount → exact decimal (a JSON number or decimal text), turned into minor units by
- *   the mapping with src/common/money.ts, never by float arithmetic;
+ *   the mapping with src/money/money.ts, never by float arithmetic;
  * - a count → a non-negative integer.
  *
  * The `read*` functions are pure and return their failure as a value (the problem names the
@@ -19,7 +19,7 @@
  * the wire schemas keep their strict types and do not use these.
  */
 import { z } from 'zod';
-import { parseDecimal } from '../../common/money.js';
+import { parseDecimal } from '../../money/money.js';
 
 export type LenientResult<T> =
   { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };

@@ -1,12 +1,12 @@
 /**
  * Wire ↔ domain mapping: integer minor units inside, JSON numbers in the currency's major unit
- * on the wire (docs/assumptions.md "Money"). Conversion is exact (src/common/money.ts).
+ * on the wire (docs/assumptions.md "Money"). Conversion is exact (src/money/money.ts).
  *
  * Functions here throw plain errors (money's ValidationError, MappingError); the client turns
  * a failure on the request side into PayflowInvalidRequestError (nothing sent) and one on the
  * response side into PayflowBadResponseError.
  */
-import { currencyExponent, minorUnitsToJsonNumber, toMinorUnits } from '../../common/money.js';
+import { currencyExponent, minorUnitsToJsonNumber, toMinorUnits } from '../../money/money.js';
 import type {
   CancelPaymentResponse,
   CreateInstallmentBody,

@@ -6,8 +6,8 @@
  */
 import { Module } from '@nestjs/common';
 import { Registry } from 'prom-client';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import type { AppLogger } from '../../common/logger.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { Database } from '../../database/database.js';
 import { DatabaseModule } from '../../database/database.module.js';
 import { UNEXPLAINED_EFFECT_ENTITIES } from './unexplained-effect.entity.js';

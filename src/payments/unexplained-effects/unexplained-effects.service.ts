@@ -13,8 +13,8 @@
  * change, a probe's verdict), so a failure is logged and the payment's next read checks again.
  */
 import type { Registry } from 'prom-client';
-import { describeError } from '../../common/app-error.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { describeError } from '../../errors/app-error.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
 import type { Sql } from '../../database/database.js';
 import type { PaymentStatus } from '../../payflow/payflow.types.js';
 import {

@@ -6,7 +6,7 @@
  * function returns null when the row holds nothing left to erase, so a second erasure
  * writes nothing.
  */
-import { scrubPersonalData } from '../../common/app-error.js';
+import { scrubPersonalData } from '../../errors/app-error.js';
 import type {
   ErasedLetter,
   LetterPersonalData,

@@ -15,7 +15,7 @@
  * waiting in the outbox for TOPIC_ORDERS: erased, they would reach the pipeline as events
  * with "[erased]" in them. They leave within seconds; the erasure is then asked again.
  */
-import { AppError } from '../../common/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 import type { Database, Sql } from '../../database/database.js';
 import type { PersonalDataStores } from '../personal-data-stores.js';
 import { ERASED } from '../personal-json.js';

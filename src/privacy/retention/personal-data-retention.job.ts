@@ -10,10 +10,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { BackgroundWorker } from '../../common/background-worker.js';
-import { describeError } from '../../common/app-error.js';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
+import { BackgroundWorker } from '../../concurrency/background-worker.js';
+import { describeError } from '../../errors/app-error.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
 import { Database } from '../../database/database.js';
 import { DeadLetterRepository } from '../../dead-letters/dead-letter.repository.js';
 import { OrderRepository } from '../../orders/order.repository.js';

@@ -9,8 +9,8 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
-import { ValidationError } from '../../common/app-error.js';
-import { toMinorUnits } from '../../common/money.js';
+import { ValidationError } from '../../errors/app-error.js';
+import { toMinorUnits } from '../../money/money.js';
 import {
   DEFAULT_LINK_DOMAIN,
   DEFAULT_ORGANIZATION_ID,

@@ -1,6 +1,6 @@
 /** Bodies of the control API (/sandbox/*, CONTRACT §7 plus the extras). */
 import { z } from 'zod';
-import { isCurrency } from '../../common/money.js';
+import { isCurrency } from '../../money/money.js';
 import { PAYMENT_METHOD_TYPES } from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate, utcDateOf } from '../state/clock.js';
 import { SIMULATE_ACTIONS } from '../payments/simulation.js';

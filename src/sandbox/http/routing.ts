@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { PayflowScope } from '../../payflow/wire/payflow.schemas.js';
 import { authenticate, resolveOrganization } from './auth.js';
 import type { VirtualClock } from '../state/clock.js';

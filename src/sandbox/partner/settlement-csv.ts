@@ -8,7 +8,7 @@
  * The file is streamed in chunks of about 64 KiB, so a large file is never one string.
  */
 import { Readable } from 'node:stream';
-import { formatMinorUnits, roundDecimal } from '../../common/money.js';
+import { formatMinorUnits, roundDecimal } from '../../money/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
 import { isoOf } from '../state/clock.js';
 import type { BookedDate, MovementLedger } from '../state/movement-ledger.js';

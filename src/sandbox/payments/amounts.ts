@@ -1,16 +1,16 @@
 /**
- * Amount and date checks of request bodies, on exact decimals (src/common/money.ts):
+ * Amount and date checks of request bodies, on exact decimals (src/money/money.ts):
  * JSON numbers in major units become integer minor units, and an amount with more
  * decimals than the currency allows is a 422 `value_error.decimal_places`.
  */
-import { ValidationError } from '../../common/app-error.js';
+import { ValidationError } from '../../errors/app-error.js';
 import {
   currencyExponent,
   multiplyDecimal,
   parseDecimal,
   roundDecimal,
   toMinorUnits,
-} from '../../common/money.js';
+} from '../../money/money.js';
 import type { PayflowItem } from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate } from '../state/clock.js';
 import type { Detail, Loc } from '../http/errors.js';

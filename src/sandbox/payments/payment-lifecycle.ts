@@ -5,7 +5,7 @@
  * webhooks a change sends (docs/assumptions.md, webhooks: callback.url for every change,
  * status_update_url when paymentStatus changes, terminal_failure_url for terminal failures).
  */
-import { sumMinor } from '../../common/money.js';
+import { sumMinor } from '../../money/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
   type PaymentMethod,

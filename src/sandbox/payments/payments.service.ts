@@ -4,7 +4,7 @@
  * it throws ApiError for answers other than 200.
  */
 import { createHash } from 'node:crypto';
-import { isCurrency } from '../../common/money.js';
+import { isCurrency } from '../../money/money.js';
 import {
   DEFAULT_PAYMENT_METHOD_ID,
   type CreateInstallmentBody,

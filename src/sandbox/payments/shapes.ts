@@ -12,7 +12,7 @@
  * The choice lives here only: one Encoding per shape, and one method per view that every
  * route, service and webhook goes through.
  */
-import { formatMinorUnits, minorUnitsToJsonNumber } from '../../common/money.js';
+import { formatMinorUnits, minorUnitsToJsonNumber } from '../../money/money.js';
 import type { WebhookPayload } from '../../payflow/wire/payflow.schemas.js';
 import { isoOf } from '../state/clock.js';
 import type {

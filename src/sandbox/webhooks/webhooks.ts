@@ -12,7 +12,7 @@
  * are listed a page at a time, and a payment's deliveries are found by an index.
  */
 import { request, type Agent } from 'undici';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import type { WebhookKind } from '../../payflow/wire/payflow.schemas.js';
 import { BoundedStore, type Page } from '../state/bounded-store.js';
 import { isoOf, type VirtualClock } from '../state/clock.js';

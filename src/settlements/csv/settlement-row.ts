@@ -5,10 +5,10 @@
  * not add up is reported, never published.
  */
 import { z } from 'zod';
-import { describeError } from '../../common/app-error.js';
-import { isCurrency, toMinorUnits } from '../../common/money.js';
+import { describeError } from '../../errors/app-error.js';
+import { isCurrency, toMinorUnits } from '../../money/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
-import { isIsoDate } from '../../common/calendar.js';
+import { isIsoDate } from '../../timing/calendar.js';
 
 export type SettlementColumn = (typeof SETTLEMENT_CSV_COLUMNS)[number];
 

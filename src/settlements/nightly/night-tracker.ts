@@ -5,7 +5,7 @@
  * decides what to pull and in which order; this is where its nights are read and written.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { addDays } from '../../common/calendar.js';
+import { addDays } from '../../timing/calendar.js';
 import { Database } from '../../database/database.js';
 import { nightsToTrack } from '../nights.js';
 import { SettlementRepository, type NightRow } from '../settlement.repository.js';

@@ -10,10 +10,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
-import { BackgroundWorker } from '../../common/background-worker.js';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
-import { describeError } from '../../common/app-error.js';
+import { BackgroundWorker } from '../../concurrency/background-worker.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
+import { describeError } from '../../errors/app-error.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
 import { NightlySettlementsRunner, type NightlyRunResult } from './nightly-settlements.runner.js';
 

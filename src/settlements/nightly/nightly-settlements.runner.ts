@@ -17,9 +17,9 @@
  * same time without two pulls of one night.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
-import { describeError } from '../../common/app-error.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
+import { describeError } from '../../errors/app-error.js';
 import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import type { SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';

@@ -19,9 +19,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { Tracing, type TraceHeaders } from '../../tracing/tracing.js';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
-import { describeError } from '../../common/app-error.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
+import { describeError } from '../../errors/app-error.js';
 import { Database, openSavepoint, type Sql } from '../../database/database.js';
 import { OutboxCommitted } from '../../outbox/outbox-committed.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';

@@ -29,14 +29,14 @@
  * (payments.trace_headers): its Payflow GET and its status events carry that trace.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { BackgroundWorker } from '../../common/background-worker.js';
-import { backoffDelayMs } from '../../common/backoff.js';
-import { APP_LOGGER } from '../../common/logger.module.js';
-import { silentLogger, type AppLogger } from '../../common/logger.js';
-import { AppError, describeError } from '../../common/app-error.js';
-import { oneLine } from '../../common/one-line.js';
-import { mapBounded } from '../../common/map-bounded.js';
-import { Wakeup } from '../../common/wakeup.js';
+import { BackgroundWorker } from '../../concurrency/background-worker.js';
+import { backoffDelayMs } from '../../timing/backoff.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
+import { silentLogger, type AppLogger } from '../../logging/logger.js';
+import { AppError, describeError } from '../../errors/app-error.js';
+import { oneLine } from '../../errors/one-line.js';
+import { mapBounded } from '../../concurrency/map-bounded.js';
+import { Wakeup } from '../../concurrency/wakeup.js';
 import { Database } from '../../database/database.js';
 import type { ListenHandle } from '../../database/pg-listener.js';
 import { PayflowError } from '../../payflow/payflow.errors.js';

@@ -9,9 +9,9 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { APP_LOGGER } from '../../common/logger.module.js';
+import { APP_LOGGER } from '../../logging/logger.module.js';
 import { hashApiKey } from '../../orders/shared/webhook-credentials.js';
-import type { AppLogger } from '../../common/logger.js';
+import type { AppLogger } from '../../logging/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { contextFromHeaders, traceIdOf, Tracing, type TraceSpan } from '../../tracing/tracing.js';
 import { InboxSignal } from '../inbox/inbox.signal.js';

@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import type { DeadLetterReason } from '../../../src/common/app-error.js';
+import type { DeadLetterReason } from '../../../src/errors/app-error.js';
 import { ORDER_EVENT_TYPES, type OrderEventType } from '../../../src/events/order-event.schema.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -6,7 +6,7 @@
  * never the reason's text (it is kept with the letter and in `event.discarded`).
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { describeError } from '../../../common/app-error.js';
+import { describeError } from '../../../errors/app-error.js';
 import { DeadLetterDiscardService } from '../../../dead-letters/discard/dead-letter-discard.service.js';
 import {
   InvalidDiscardInputError,

@@ -7,7 +7,7 @@
  * (`--order` each). Recorded per order replayed.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { DEAD_LETTER_REASONS } from '../../../common/app-error.js';
+import { DEAD_LETTER_REASONS } from '../../../errors/app-error.js';
 import {
   DeadLetterReplayService,
   type ReplayResult,

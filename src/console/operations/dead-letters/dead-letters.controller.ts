@@ -27,14 +27,14 @@ import {
   Res,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DEAD_LETTER_REASONS } from '../../../common/app-error.js';
+import { DEAD_LETTER_REASONS } from '../../../errors/app-error.js';
 import {
   DeadLetterListQuery,
   parseDeadLetterFilter,
   type DeadLetterMessage,
   type DeadLetterPage,
 } from '../../../operator/dead-letters/dead-letter-list.query.js';
-import { describeKinds } from '../../../operator/shared/personal-data-mask.js';
+import { describeKinds } from '../../../operator/masking/personal-data-mask.js';
 import { CONSOLE_PREFIX } from '../../console.options.js';
 import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
 import { ConsolePageKit } from '../../shared/console-page-kit.js';

@@ -6,7 +6,7 @@
  * done for good.
  */
 import { randomUUID } from 'node:crypto';
-import { describeError } from '../../../common/app-error.js';
+import { describeError } from '../../../errors/app-error.js';
 import type {
   ReplayGroup,
   ReplayPlan,

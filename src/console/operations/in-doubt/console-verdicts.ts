@@ -5,7 +5,7 @@
  * changes. Every verdict, given or refused, is recorded.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { describeError } from '../../../common/app-error.js';
+import { describeError } from '../../../errors/app-error.js';
 import { InDoubtService, type Verdict } from '../../../orders/in-doubt/in-doubt.service.js';
 import { ConsoleAudit } from '../../shared/console-audit.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';

@@ -6,7 +6,7 @@
  * forget` does. Each is recorded, refused ones too.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { describeError } from '../../../common/app-error.js';
+import { describeError } from '../../../errors/app-error.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import { Database } from '../../../database/database.js';

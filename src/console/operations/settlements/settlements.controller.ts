@@ -10,7 +10,7 @@
  */
 import { Controller, Get, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { isIsoDate } from '../../../common/calendar.js';
+import { isIsoDate } from '../../../timing/calendar.js';
 import type { AppConfig } from '../../../config/app-config.js';
 import { APP_CONFIG } from '../../../config/config.module.js';
 import {

@@ -4,7 +4,7 @@
  * this worker's own attempt (`afterCallFailure`) and after a probe (`afterProbe`). Each
  * names the transitions of TRANSITIONS it leads to; the statements' WHERE decides the rest.
  */
-import { describeError } from '../../../common/app-error.js';
+import { describeError } from '../../../errors/app-error.js';
 import type { PayflowError } from '../../../payflow/payflow.errors.js';
 import type { ProbeEvidence, ProbeVerdict } from '../command-spec.js';
 import { classifyCallFailure } from './payflow-failure.js';

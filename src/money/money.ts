@@ -3,7 +3,7 @@
  * Decimal text (from ERP events and Payflow's JSON numbers) is converted exactly, with
  * BigInt arithmetic; amounts are never added or multiplied as floating point numbers.
  */
-import { ValidationError } from './app-error.js';
+import { ValidationError } from '../errors/app-error.js';
 
 /** ISO 4217 minor-unit exponents that differ from 2. */
 const EXPONENT_EXCEPTIONS: Readonly<Record<string, number>> = {
