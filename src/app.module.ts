@@ -1,6 +1,6 @@
 /**
  * The worker as one Nest application: HTTP (the webhook receiver on the public listener;
- * health and metrics, ManagementModule, on the management listener) plus the order-events
+ * health and metrics, ManagementModule, on the management listener) plus the inbound-events
  * transport, over one database, one Payflow client and one producer.
  */
 import {
@@ -22,8 +22,8 @@ import { DeadLettersModule } from './dead-letters/dead-letters.module.js';
 import { ManagementModule } from './management/management.module.js';
 import type { KafkaConsumerOptions } from './messaging/kafka/kafka.consumer.js';
 import type { KafkaProducerOptions } from './messaging/kafka/kafka.producer.js';
-import { MessagingModule, OrderEventsTransportModule } from './messaging/messaging.module.js';
-import type { OrderEventsOverrides } from './messaging/kafka/inbound-events.wiring.js';
+import { MessagingModule, InboundEventsTransportModule } from './messaging/messaging.module.js';
+import type { InboundEventsOverrides } from './messaging/kafka/inbound-events.wiring.js';
 import { MetricsModule } from './management/metrics/metrics.module.js';
 import { MetricsService } from './management/metrics/metrics.service.js';
 import { OrdersModule, type OrdersOptionOverrides } from './orders/orders.module.js';
@@ -49,7 +49,7 @@ export interface WorkerOverrides {
   readonly kafkaConsumer?: Partial<KafkaConsumerOptions>;
   /** E.g. `{ idempotent: false }` for librdkafka's mock cluster (the demo); real Kafka keeps the default. */
   readonly kafkaProducer?: KafkaProducerOptions;
-  readonly transport?: OrderEventsOverrides['transport'];
+  readonly transport?: InboundEventsOverrides['transport'];
   readonly orders?: OrdersOptionOverrides;
   readonly relay?: OutboxRelayOptions;
   readonly payflow?: Partial<PayflowClientOptions>;
@@ -127,7 +127,7 @@ export class AppModule {
         }),
         MessagingModule.forRoot(overrides.kafkaProducer ?? {}),
         orders,
-        OrderEventsTransportModule.forRoot({
+        InboundEventsTransportModule.forRoot({
           imports: [DeadLettersModule],
           overrides: {
             ...(overrides.kafkaConsumer ? { consumer: overrides.kafkaConsumer } : {}),

@@ -1,6 +1,6 @@
 /**
  * Builds and runs the worker: its two HTTP listeners (public: the webhook receiver on
- * HTTP_PORT; management: health and metrics on MANAGEMENT_PORT), the order-events
+ * HTTP_PORT; management: health and metrics on MANAGEMENT_PORT), the inbound-events
  * transport, the outbox relay. `main.ts` runs it from the environment; tests and benchmarks
  * run the same function with their own configuration.
  *
@@ -30,8 +30,8 @@ import {
 } from './management/public-listener.js';
 import { kafkaClientOptionsFromConfig } from './messaging/kafka/kafka.client.js';
 import { checkWorkerTopics } from './messaging/kafka/kafka.topics.js';
-import { connectOrderEvents } from './messaging/kafka/inbound-events.wiring.js';
-import { OrderEventsTransport } from './messaging/transport/inbound-events.transport.js';
+import { connectInboundEvents } from './messaging/kafka/inbound-events.wiring.js';
+import { InboundEventsTransport } from './messaging/transport/inbound-events.transport.js';
 import { MetricsService } from './management/metrics/metrics.service.js';
 import { OutboxRelay } from './outbox/outbox.relay.js';
 
@@ -81,9 +81,9 @@ export async function startWorker(
     { logger: new NestPinoLogger(logger), abortOnError: false },
   );
   publicListener.reportTo(app.get(MetricsService));
-  const transport = app.get(OrderEventsTransport);
+  const transport = app.get(InboundEventsTransport);
   const relay = app.get(OutboxRelay);
-  connectOrderEvents(app, transport);
+  connectInboundEvents(app, transport);
   let management: ManagementListener;
   try {
     await app.listen(config.HTTP_PORT, config.HTTP_HOST);

@@ -1,7 +1,7 @@
 /**
- * DEAD_LETTER_SINK on Postgres, for the order-events transport:
+ * DEAD_LETTER_SINK on Postgres, for the inbound-events transport:
  *
- *   OrderEventsTransportModule.forRoot({ imports: [DeadLettersModule] })
+ *   InboundEventsTransportModule.forRoot({ imports: [DeadLettersModule] })
  *
  * and, with it, SUPERSEDE_STEP for the orders consumer (SupersedeStepModule, global): where
  * the dead letters are, an event may supersede one of them (CONTRACT §10).

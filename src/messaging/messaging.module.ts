@@ -6,11 +6,11 @@
  *   transport stopped; and KafkaAuthorizationStatus, the denials (ACLs withdrawn) that the
  *   producer and the order consumer met and that last, for /health/ready (its metrics
  *   through KAFKA_AUTHORIZATION_METRICS when provided).
- * - OrderEventsTransportModule.forRoot({ imports }): the OrderEventsTransport as a provider,
+ * - InboundEventsTransportModule.forRoot({ imports }): the InboundEventsTransport as a provider,
  *   so that Nest calls its beforeApplicationShutdown (drain) on SIGTERM. `imports` must make
  *   DEAD_LETTER_SINK (the dead-letters module) available, and INBOUND_EVENT_CODEC must be
  *   provided (OrdersModule provides it globally); APP_CONFIG and APP_LOGGER come from
- *   the global ConfigModule and LoggerModule. Then `connectOrderEvents(app, app.get(OrderEventsTransport))`.
+ *   the global ConfigModule and LoggerModule. Then `connectInboundEvents(app, app.get(InboundEventsTransport))`.
  */
 import {
   Global,
@@ -40,12 +40,12 @@ import {
 } from './messaging.ports.js';
 import { tracedProducer } from './kafka/traced-producer.js';
 import { Tracing } from '../tracing/tracing.js';
-import { OrderEventsTransport } from './transport/inbound-events.transport.js';
+import { InboundEventsTransport } from './transport/inbound-events.transport.js';
 import {
-  createOrderEventsTransport,
-  type OrderEventsOverrides,
+  createInboundEventsTransport,
+  type InboundEventsOverrides,
 } from './kafka/inbound-events.wiring.js';
-import { NO_METRICS, type OrderEventsMetrics } from './transport/transport.metrics.js';
+import { NO_METRICS, type InboundEventsMetrics } from './transport/transport.metrics.js';
 
 /** Injection token of the transport's metrics sink (optional; defaults to none). */
 export const ORDER_EVENTS_METRICS = Symbol('ORDER_EVENTS_METRICS');
@@ -103,19 +103,19 @@ export class MessagingModule implements OnApplicationShutdown {
 }
 
 @Module({})
-export class OrderEventsTransportModule {
+export class InboundEventsTransportModule {
   static forRoot(
     options: {
       readonly imports?: ModuleMetadata['imports'];
-      readonly overrides?: OrderEventsOverrides;
+      readonly overrides?: InboundEventsOverrides;
     } = {},
   ): DynamicModule {
     return {
-      module: OrderEventsTransportModule,
+      module: InboundEventsTransportModule,
       imports: options.imports ?? [],
       providers: [
         {
-          provide: OrderEventsTransport,
+          provide: InboundEventsTransport,
           inject: [
             APP_CONFIG,
             APP_LOGGER,
@@ -130,10 +130,10 @@ export class OrderEventsTransportModule {
             logger: AppLogger,
             codec: InboundEventCodec,
             deadLetterSink: DeadLetterSink,
-            metrics: OrderEventsMetrics | undefined,
+            metrics: InboundEventsMetrics | undefined,
             authorization: KafkaAuthorizationStatus | undefined,
-          ): OrderEventsTransport =>
-            createOrderEventsTransport(
+          ): InboundEventsTransport =>
+            createInboundEventsTransport(
               config,
               {
                 codec,
@@ -146,7 +146,7 @@ export class OrderEventsTransportModule {
             ),
         },
       ],
-      exports: [OrderEventsTransport],
+      exports: [InboundEventsTransport],
     };
   }
 }

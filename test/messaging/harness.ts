@@ -1,5 +1,5 @@
 /**
- * Test harness of the order-events transport over the Kafka mock cluster: a Nest
+ * Test harness of the inbound-events transport over the Kafka mock cluster: a Nest
  * microservice with a recording controller for every order event type, an in-memory
  * DeadLetterSink, and helpers to produce envelopes and read committed offsets.
  */
@@ -15,10 +15,10 @@ import { createKafkaMessageProducer } from '../../src/messaging/kafka/kafka.prod
 import type { MessageProducer, OutboundMessage } from '../../src/messaging/messaging.ports.js';
 import { OrderEventContext } from '../../src/orders/order-event.context.js';
 import {
-  OrderEventsTransport,
-  type OrderEventsTransportOptions,
+  InboundEventsTransport,
+  type InboundEventsTransportOptions,
 } from '../../src/messaging/transport/inbound-events.transport.js';
-import { createOrderEventsMicroservice } from '../../src/messaging/kafka/inbound-events.wiring.js';
+import { createInboundEventsMicroservice } from '../../src/messaging/kafka/inbound-events.wiring.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import {
   ORDER_EVENT_TYPES,
@@ -184,7 +184,7 @@ export class MemorySink implements DeadLetterSink {
 }
 
 export type TestTransportOptions = Partial<
-  Omit<OrderEventsTransportOptions, 'consumer' | 'topic' | 'deadLetterSink' | 'logger'>
+  Omit<InboundEventsTransportOptions, 'consumer' | 'topic' | 'deadLetterSink' | 'logger'>
 > & {
   readonly groupId: string;
   readonly topic: string;
@@ -198,7 +198,7 @@ export type TestTransportOptions = Partial<
 export function mockClusterTransport(
   cluster: KafkaMockCluster,
   options: TestTransportOptions,
-): OrderEventsTransport {
+): InboundEventsTransport {
   const { groupId, topic, sink, ...rest } = options;
   const logger = testLogger();
   const consumer = createKafkaPartitionConsumer(
@@ -216,7 +216,7 @@ export function mockClusterTransport(
       partitionAssigners: [mockSafePartitionAssigner()],
     },
   );
-  return new OrderEventsTransport({
+  return new InboundEventsTransport({
     consumer,
     topic,
     codec: orderEventCodec,
@@ -229,12 +229,12 @@ export function mockClusterTransport(
 
 /** A Nest microservice around the transport, listening (the group has been joined). */
 export async function startMicroservice(
-  transport: OrderEventsTransport,
+  transport: InboundEventsTransport,
   recorder: Recorder,
   member: string,
   controllers?: Type[],
 ): Promise<INestMicroservice> {
-  const app = await createOrderEventsMicroservice(
+  const app = await createInboundEventsMicroservice(
     RecordingModule.with(recorder, member, controllers),
     transport,
     { logger: false },

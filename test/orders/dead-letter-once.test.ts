@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { MessageProcessor } from '../../src/messaging/transport/message-processor.js';
-import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
+import { InMemoryInboundEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { anEnvelope, anOrderId, cancelledData, markedPaidData } from '../support/builders.js';
 import { startOrdersTestBed, type OrdersTestBed, type Pipeline } from './support/pipeline.js';
@@ -28,7 +28,7 @@ describe('a dead letter delivered again', () => {
   it('is neither counted nor logged again as blocked_by_earlier_failure', async () => {
     const orderId = anOrderId();
     const { logger, lines } = capturingLogger();
-    const metrics = new InMemoryOrderEventsMetrics();
+    const metrics = new InMemoryInboundEventsMetrics();
     const processor = new MessageProcessor({
       codec: orderEventCodec,
       dispatch: async (event, context) => {

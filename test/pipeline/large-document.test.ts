@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { OrderEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
+import { InboundEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
 import type { Worker } from '../../src/worker.js';
 import {
   anEnvelope,
@@ -125,7 +125,7 @@ describe('large order events', () => {
         sha256: sha256(content),
       });
     });
-    const stats = worker.app.get(OrderEventsTransport).stats();
+    const stats = worker.app.get(InboundEventsTransport).stats();
     // It held a whole document event at some moment, never two.
     expect(stats.peakHeldBytes).toBeGreaterThan(6.5 * MIB);
     expect(stats.peakHeldBytes).toBeLessThanOrEqual(bound);

@@ -25,7 +25,7 @@ import {
 } from '../../src/messaging/security/kafka-authorization.js';
 import { kafkaClientOptionsFromConfig } from '../../src/messaging/kafka/kafka.client.js';
 import { KafkaMessageProducer } from '../../src/messaging/kafka/kafka.producer.js';
-import { OrderEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
+import { InboundEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
 import { anEnvelope, anOrderId, cancelledData, paymentRequestedData } from '../support/builders.js';
 import type { TopicReader } from '../support/pipeline.js';
 import { startSecuredPipeline, type SecuredPipeline } from '../support/secured-pipeline.js';
@@ -216,7 +216,7 @@ function denialLines(acl: KafkaAcl): [number, number] {
 
 function expectNoRestart(): void {
   expect(crashes).toEqual([]);
-  expect(pipeline.worker.app.get(OrderEventsTransport).currentStatus).toBe('connected');
+  expect(pipeline.worker.app.get(InboundEventsTransport).currentStatus).toBe('connected');
 }
 
 describe('an ACL withdrawn while running loses nothing', () => {

@@ -9,7 +9,7 @@ import {
 import { Database } from '../../database/database.js';
 import { ServedOnManagementPort } from '../listener-constraint.js';
 import { KafkaAuthorizationStatus } from '../../messaging/security/kafka-authorization.js';
-import { OrderEventsTransport } from '../../messaging/transport/inbound-events.transport.js';
+import { InboundEventsTransport } from '../../messaging/transport/inbound-events.transport.js';
 
 /**
  * Liveness (the process answers and its order consumer neither crashed nor is stuck) and
@@ -35,9 +35,9 @@ export class HealthController {
     }
   }
 
-  private transport(): OrderEventsTransport | undefined {
+  private transport(): InboundEventsTransport | undefined {
     try {
-      return this.modules.get(OrderEventsTransport, { strict: false });
+      return this.modules.get(InboundEventsTransport, { strict: false });
     } catch {
       return undefined;
     }

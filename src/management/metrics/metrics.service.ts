@@ -14,7 +14,7 @@ import type {
   KafkaAuthorizationMetrics,
 } from '../../messaging/security/kafka-authorization.js';
 import type {
-  OrderEventsMetrics,
+  InboundEventsMetrics,
   ProcessOutcome,
   RetryCause,
 } from '../../messaging/transport/transport.metrics.js';
@@ -31,7 +31,7 @@ import type { NightlyRunResult } from '../../settlements/nightly/nightly-settlem
 @Injectable()
 export class MetricsService
   implements
-    OrderEventsMetrics,
+    InboundEventsMetrics,
     OutboxRelayMetrics,
     SettlementMetrics,
     ReconciliationMetrics,

@@ -1,16 +1,16 @@
 /**
- * How the order-events transport is put into a Nest application.
+ * How the inbound-events transport is put into a Nest application.
  *
  * Hybrid application (HTTP + Kafka, the worker):
  *
- *   const transport = app.get(OrderEventsTransport);   // from OrderEventsTransportModule
- *   connectOrderEvents(app, transport);
+ *   const transport = app.get(InboundEventsTransport); // from InboundEventsTransportModule
+ *   connectInboundEvents(app, transport);
  *   await app.startAllMicroservices();                 // refuses to start on a bad registry
  *   app.enableShutdownHooks();                         // SIGTERM -> drain() -> close()
  *
  * Stand-alone microservice (tests, tools):
  *
- *   const ms = await createOrderEventsMicroservice(TestModule, transport, { logger: false });
+ *   const ms = await createInboundEventsMicroservice(TestModule, transport, { logger: false });
  *   await ms.listen();
  *
  * Both install OrderEventExceptionFilter before Nest registers the handlers: global filters
@@ -28,15 +28,15 @@ import { createKafkaPartitionConsumer, type KafkaConsumerOptions } from './kafka
 import type { InboundEventCodec } from '../messaging.ports.js';
 import { OrderEventExceptionFilter } from '../transport/handler-error.filter.js';
 import {
-  OrderEventsTransport,
-  type OrderEventsTransportOptions,
+  InboundEventsTransport,
+  type InboundEventsTransportOptions,
 } from '../transport/inbound-events.transport.js';
-import type { OrderEventsMetrics } from '../transport/transport.metrics.js';
+import type { InboundEventsMetrics } from '../transport/transport.metrics.js';
 
 /** Connects the transport to a hybrid application, with OrderEventExceptionFilter. */
-export function connectOrderEvents(
+export function connectInboundEvents(
   app: INestApplication,
-  transport: OrderEventsTransport,
+  transport: InboundEventsTransport,
 ): INestMicroservice {
   const microservice = app.connectMicroservice<MicroserviceOptions>(
     { strategy: transport },
@@ -54,9 +54,9 @@ export function connectOrderEvents(
 }
 
 /** A stand-alone Nest microservice running the transport, with OrderEventExceptionFilter. */
-export async function createOrderEventsMicroservice(
+export async function createInboundEventsMicroservice(
   module: Parameters<typeof NestFactory.createMicroservice>[0],
-  transport: OrderEventsTransport,
+  transport: InboundEventsTransport,
   options: NonNullable<Parameters<typeof NestFactory.createMicroservice>[1]> = {},
 ): Promise<INestMicroservice> {
   const microservice = await NestFactory.createMicroservice<MicroserviceOptions>(module, {
@@ -67,7 +67,7 @@ export async function createOrderEventsMicroservice(
   return microservice;
 }
 
-export type OrderEventsConfig = Pick<
+export type InboundEventsConfig = Pick<
   AppConfig,
   | 'KAFKA_BROKERS'
   | 'KAFKA_CLIENT_ID'
@@ -83,27 +83,27 @@ export type OrderEventsConfig = Pick<
   | keyof KafkaSecurityConfig
 >;
 
-export interface OrderEventsOverrides {
+export interface InboundEventsOverrides {
   readonly client?: Partial<KafkaClientOptions>;
   readonly consumer?: Partial<KafkaConsumerOptions>;
   readonly transport?: Partial<
-    Omit<OrderEventsTransportOptions, 'consumer' | 'codec' | 'deadLetterSink' | 'logger'>
+    Omit<InboundEventsTransportOptions, 'consumer' | 'codec' | 'deadLetterSink' | 'logger'>
   >;
 }
 
 /** The transport as the worker's configuration describes it. */
-export function createOrderEventsTransport(
-  config: OrderEventsConfig,
+export function createInboundEventsTransport(
+  config: InboundEventsConfig,
   deps: {
     readonly codec: InboundEventCodec;
     readonly deadLetterSink: DeadLetterSink;
     readonly logger: AppLogger;
-    readonly metrics?: OrderEventsMetrics;
+    readonly metrics?: InboundEventsMetrics;
     /** Where the consumer records denials (an ACL withdrawn); /health/ready reads them. */
     readonly authorization?: KafkaAuthorizationRecorder;
   },
-  overrides: OrderEventsOverrides = {},
-): OrderEventsTransport {
+  overrides: InboundEventsOverrides = {},
+): InboundEventsTransport {
   const consumer = createKafkaPartitionConsumer(
     { ...kafkaClientOptionsFromConfig(config, deps.logger), ...overrides.client },
     {
@@ -114,7 +114,7 @@ export function createOrderEventsTransport(
       ...overrides.consumer,
     },
   );
-  return new OrderEventsTransport({
+  return new InboundEventsTransport({
     consumer,
     topic: config.TOPIC_ORDERS,
     codec: deps.codec,

@@ -1,6 +1,6 @@
 /**
  * kafkajs client factory. kafkajs is imported only inside src/messaging (see
- * messaging.ports.ts): the rest of the program uses MessageProducer and the order-events
+ * messaging.ports.ts): the rest of the program uses MessageProducer and the inbound-events
  * transport.
  */
 import { setTimeout as delay } from 'node:timers/promises';

@@ -1,5 +1,5 @@
 /**
- * The consumer-group client as the order-events transport sees it. kafka.consumer.ts
+ * The consumer-group client as the inbound-events transport sees it. kafka.consumer.ts
  * implements it over kafkajs; nothing else in the transport knows the client library.
  */
 import type { InboundMessage } from '../messaging.ports.js';

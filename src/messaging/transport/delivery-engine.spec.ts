@@ -8,7 +8,7 @@ import type {
 } from './consumer.port.js';
 import { DeliveryEngine, messageBytes } from './delivery-engine.js';
 import type { InboundMessage } from '../messaging.ports.js';
-import { InMemoryOrderEventsMetrics, type ProcessOutcome } from './transport.metrics.js';
+import { InMemoryInboundEventsMetrics, type ProcessOutcome } from './transport.metrics.js';
 
 const TOPIC = 'orders';
 
@@ -130,7 +130,7 @@ async function setup(
 ) {
   const consumer = new FakeConsumer(partitions);
   const processor = new ManualProcessor();
-  const metrics = new InMemoryOrderEventsMetrics();
+  const metrics = new InMemoryInboundEventsMetrics();
   const engine = new DeliveryEngine({
     consumer,
     topic: TOPIC,

@@ -39,7 +39,7 @@ import { KeyScheduler, type Ticket } from './key-scheduler.js';
 import type { InboundMessage } from '../messaging.ports.js';
 import { OffsetCommitter, tpKey } from './offset-committer.js';
 import type { PartitionOffsetTracker } from './offset-tracker.js';
-import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
+import type { InboundEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
 /**
  * What runs one after the other inside a partition: `key` (the default) runs different
@@ -68,7 +68,7 @@ export interface DeliveryEngineOptions {
   readonly commitEveryCompletions: number;
   readonly fromBeginning: boolean;
   readonly logger: AppLogger;
-  readonly metrics: OrderEventsMetrics;
+  readonly metrics: InboundEventsMetrics;
   /** Called when the client crashed for good (no restart). */
   readonly onFatal?: (error: Error) => void;
   readonly onAssignment?: (assignment: readonly TopicPartition[]) => void;

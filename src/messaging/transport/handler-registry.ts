@@ -1,5 +1,5 @@
 /**
- * Start-up check of the @EventPattern handlers registered with the order-events transport
+ * Start-up check of the @EventPattern handlers registered with the inbound-events transport
  * against the event types of the contract: exactly one event handler per type, and none
  * for anything else. Nest chains a second handler for the same event pattern through
  * `handler.next`, which is how a duplicate shows.

@@ -1,5 +1,5 @@
 /**
- * The options of the order-events transport (inbound-events.transport.ts): the consumer, the
+ * The options of the inbound-events transport (inbound-events.transport.ts): the consumer, the
  * codec and the dead-letter sink it is given, and its limits and timings.
  */
 import type { AppLogger } from '../../logging/logger.js';
@@ -8,9 +8,9 @@ import type { DeadLetterSink } from '../dead-letter.port.js';
 import type { OrderSequencing } from './delivery-engine.js';
 import type { InboundEventCodec } from '../messaging.ports.js';
 import type { RetryPolicy } from './retry-policy.js';
-import type { OrderEventsMetrics } from './transport.metrics.js';
+import type { InboundEventsMetrics } from './transport.metrics.js';
 
-export interface OrderEventsTransportOptions {
+export interface InboundEventsTransportOptions {
   /** The consumer-group client, e.g. createKafkaPartitionConsumer(...). */
   readonly consumer: PartitionConsumer;
   /** TOPIC_ORDERS. */
@@ -48,7 +48,7 @@ export interface OrderEventsTransportOptions {
    * event published before the first start is skipped). Default true.
    */
   readonly fromBeginning?: boolean;
-  readonly metrics?: OrderEventsMetrics;
+  readonly metrics?: InboundEventsMetrics;
   readonly random?: () => number;
   /**
    * The consumer counts as stuck (and the transport crashes) when it showed no sign of life

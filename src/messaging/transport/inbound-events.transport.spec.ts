@@ -9,7 +9,7 @@ import type { PartitionConsumer, PartitionConsumerHandlers } from './consumer.po
 import {
   ConsumerStuckError,
   ORDER_EVENTS_TRANSPORT,
-  OrderEventsTransport,
+  InboundEventsTransport,
 } from './inbound-events.transport.js';
 
 /** A consumer-group client that joins and then does whatever the test makes it do. */
@@ -37,7 +37,7 @@ class ScriptedConsumer implements PartitionConsumer {
   }
 }
 
-const transports: OrderEventsTransport[] = [];
+const transports: InboundEventsTransport[] = [];
 
 function transportOver(
   consumer: PartitionConsumer,
@@ -45,8 +45,8 @@ function transportOver(
   unreachableAfterMs = 10_000,
   handler: MessageHandler = () => Promise.resolve(),
   types: readonly string[] = ORDER_EVENT_TYPES,
-): OrderEventsTransport {
-  const transport = new OrderEventsTransport({
+): InboundEventsTransport {
+  const transport = new InboundEventsTransport({
     consumer,
     topic: 'erp.orders.v1',
     codec: orderEventCodec,
@@ -62,7 +62,7 @@ function transportOver(
   return transport;
 }
 
-function start(transport: OrderEventsTransport): Promise<void> {
+function start(transport: InboundEventsTransport): Promise<void> {
   return new Promise((resolve, reject) => {
     transport.listen((error?: unknown) => {
       if (error === undefined) resolve();

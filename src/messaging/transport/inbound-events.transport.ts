@@ -44,11 +44,11 @@ import { DeliveryEngine, type EngineStats } from './delivery-engine.js';
 import { assertHandlerRegistry } from './handler-registry.js';
 import { MessageProcessor } from './message-processor.js';
 import type { DecodedEvent } from '../messaging.ports.js';
-import type { OrderEventsTransportOptions } from './inbound-events.options.js';
+import type { InboundEventsTransportOptions } from './inbound-events.options.js';
 import { DEFAULT_RETRY_POLICY } from './retry-policy.js';
 import { NO_METRICS } from './transport.metrics.js';
 
-export type { OrderEventsTransportOptions } from './inbound-events.options.js';
+export type { InboundEventsTransportOptions } from './inbound-events.options.js';
 
 /** transportId of this transport (handlers declared for another transport are skipped). */
 export const ORDER_EVENTS_TRANSPORT = Symbol('ORDER_EVENTS_TRANSPORT');
@@ -60,27 +60,27 @@ export class ConsumerStuckError extends AppError {
 }
 
 /** What /health/live reports about the order consumer. */
-export interface OrderEventsLiveness {
+export interface InboundEventsLiveness {
   readonly alive: boolean;
-  readonly status: OrderEventsTransportStatus;
+  readonly status: InboundEventsTransportStatus;
   /** Milliseconds since the consumer's last sign of life. */
   readonly sinceProgressMs: number;
   /** Why it is not alive (the crash's code or message). */
   readonly reason?: string;
 }
 
-export type OrderEventsTransportStatus =
+export type InboundEventsTransportStatus =
   'idle' | 'connecting' | 'connected' | 'draining' | 'closed' | 'crashed';
 
-export type OrderEventsTransportEvents = {
+export type InboundEventsTransportEvents = {
   /** The Kafka client stopped for good; the process should be restarted. */
   crash: (error: Error) => void;
   /** This member's partitions after a (re)join. */
   assignment: (partitions: readonly TopicPartition[]) => void;
 };
 
-export interface OrderEventsTransportStats extends EngineStats {
-  readonly status: OrderEventsTransportStatus;
+export interface InboundEventsTransportStats extends EngineStats {
+  readonly status: InboundEventsTransportStatus;
 }
 
 /** What Nest's default RPC exception filter leaves of an error. */
@@ -111,17 +111,17 @@ function isNestErrorPayload(value: unknown): boolean {
   );
 }
 
-export class OrderEventsTransport
-  extends Server<OrderEventsTransportEvents, OrderEventsTransportStatus>
+export class InboundEventsTransport
+  extends Server<InboundEventsTransportEvents, InboundEventsTransportStatus>
   implements CustomTransportStrategy, BeforeApplicationShutdown
 {
   override transportId = ORDER_EVENTS_TRANSPORT;
   private readonly events = new EventEmitter();
   private readonly log: AppLogger;
   private readonly engine: DeliveryEngine;
-  private state: OrderEventsTransportStatus = 'idle';
+  private state: InboundEventsTransportStatus = 'idle';
   /** Every status the transport enters, for `status`; replays the current one. */
-  private readonly statusChanges = new ReplaySubject<OrderEventsTransportStatus>(1);
+  private readonly statusChanges = new ReplaySubject<InboundEventsTransportStatus>(1);
   private processingStart: ProcessingStartHook = runAtOnce;
   private processingEnd: ProcessingEndHook | undefined;
   private starting: Promise<void> | undefined;
@@ -134,7 +134,7 @@ export class OrderEventsTransport
   private readonly stuckAfterMs: number;
   private readonly unreachableAfterMs: number;
 
-  constructor(private readonly options: OrderEventsTransportOptions) {
+  constructor(private readonly options: InboundEventsTransportOptions) {
     super();
     this.log = options.logger;
     this.stuckAfterMs = options.stuckAfterMs ?? 120_000;
@@ -200,15 +200,15 @@ export class OrderEventsTransport
     return this.drain();
   }
 
-  /** Nest lifecycle hook, when the transport is also a provider (OrderEventsTransportModule). */
+  /** Nest lifecycle hook, when the transport is also a provider (InboundEventsTransportModule). */
   beforeApplicationShutdown(): Promise<void> {
     return this.drain();
   }
 
   on<
-    EventKey extends keyof OrderEventsTransportEvents = keyof OrderEventsTransportEvents,
-    EventCallback extends OrderEventsTransportEvents[EventKey] =
-      OrderEventsTransportEvents[EventKey],
+    EventKey extends keyof InboundEventsTransportEvents = keyof InboundEventsTransportEvents,
+    EventCallback extends InboundEventsTransportEvents[EventKey] =
+      InboundEventsTransportEvents[EventKey],
   >(event: EventKey, callback: EventCallback): () => void {
     const listener = callback as unknown as (...args: unknown[]) => void;
     this.events.on(event, listener);
@@ -229,12 +229,12 @@ export class OrderEventsTransport
     return this.options.consumer as unknown as T;
   }
 
-  get currentStatus(): OrderEventsTransportStatus {
+  get currentStatus(): InboundEventsTransportStatus {
     return this.state;
   }
 
   /** The status changes, starting with the current status (Nest's `microservice.status`). */
-  override get status(): Observable<OrderEventsTransportStatus> {
+  override get status(): Observable<InboundEventsTransportStatus> {
     return this.statusChanges.asObservable().pipe(distinctUntilChanged());
   }
 
@@ -248,7 +248,7 @@ export class OrderEventsTransport
     this.processingEnd = hook;
   }
 
-  stats(): OrderEventsTransportStats {
+  stats(): InboundEventsTransportStats {
     return { status: this.state, ...this.engine.stats() };
   }
 
@@ -258,7 +258,7 @@ export class OrderEventsTransport
    * crash listeners run and the process exits). Draining and closed count as alive: the
    * process is on its way out by itself.
    */
-  liveness(now = Date.now()): OrderEventsLiveness {
+  liveness(now = Date.now()): InboundEventsLiveness {
     const sinceProgressMs = this.engine.progressAgeMs(now);
     if (
       this.crashError === undefined &&
@@ -409,7 +409,7 @@ export class OrderEventsTransport
     return new HandlerErrorHiddenError();
   }
 
-  private setStatus(status: OrderEventsTransportStatus): void {
+  private setStatus(status: InboundEventsTransportStatus): void {
     this.state = status;
     this.statusChanges.next(status);
   }

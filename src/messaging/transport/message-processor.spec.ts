@@ -13,7 +13,7 @@ import type { OrderEventContext } from '../../orders/order-event.context.js';
 import type { ParsedOrderEnvelope } from '../../events/order-event.schema.js';
 import { MessageProcessor, type EventDispatch } from './message-processor.js';
 import type { InboundMessage } from '../messaging.ports.js';
-import { InMemoryOrderEventsMetrics } from './transport.metrics.js';
+import { InMemoryInboundEventsMetrics } from './transport.metrics.js';
 import { OrderBusyError } from '../../orders/order.errors.js';
 
 const envelope = (overrides: Record<string, unknown> = {}) => ({
@@ -53,7 +53,7 @@ function setup(
       return Promise.resolve();
     },
   };
-  const metrics = new InMemoryOrderEventsMetrics();
+  const metrics = new InMemoryInboundEventsMetrics();
   const processor = new MessageProcessor({
     codec: orderEventCodec,
     dispatch,
@@ -218,7 +218,7 @@ describe('MessageProcessor', () => {
       retry: { maxAttempts: 3, maxDurationMs: 5_000, baseDelayMs: 1, maxDelayMs: 2 },
       sinkRetry: { baseDelayMs: 1, maxDelayMs: 2 },
       logger: silentLogger(),
-      metrics: new InMemoryOrderEventsMetrics(),
+      metrics: new InMemoryInboundEventsMetrics(),
       random: () => 0.5,
       now: () => now,
     });
@@ -275,7 +275,7 @@ describe('MessageProcessor', () => {
   });
 
   it('counts a dead letter the sink had already stored (a redelivery) only once', async () => {
-    const metrics = new InMemoryOrderEventsMetrics();
+    const metrics = new InMemoryInboundEventsMetrics();
     const stored = new Set<string>();
     const sink: DeadLetterSink = {
       deadLetter: ({ message: m }) => {

@@ -20,7 +20,7 @@ import { backoffDelayMs } from '../../timing/backoff.js';
 import { sleepUnlessAborted } from '../../timing/sleep.js';
 import { traceIdOfHeader } from '../../tracing/tracing.js';
 import type { RetryPolicy } from './retry-policy.js';
-import type { OrderEventsMetrics, ProcessOutcome } from './transport.metrics.js';
+import type { InboundEventsMetrics, ProcessOutcome } from './transport.metrics.js';
 
 /** Calls the handler of the event's type; resolves when it took effect. */
 export type EventDispatch<P = unknown, C extends BaseRpcContext = BaseRpcContext> = (
@@ -37,7 +37,7 @@ export interface MessageProcessorOptions<P = unknown, C extends BaseRpcContext =
   /** Back-off of retries of a failing dead-letter sink (it is retried until shutdown). */
   readonly sinkRetry?: { readonly baseDelayMs: number; readonly maxDelayMs: number };
   readonly logger: AppLogger;
-  readonly metrics: OrderEventsMetrics;
+  readonly metrics: InboundEventsMetrics;
   readonly now?: () => number;
   readonly random?: () => number;
 }

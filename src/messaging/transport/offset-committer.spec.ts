@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { silentLogger } from '../../logging/logger.js';
 import type { TopicPartition, TopicPartitionOffset } from './consumer.port.js';
 import { OffsetCommitter, tpKey } from './offset-committer.js';
-import { InMemoryOrderEventsMetrics } from './transport.metrics.js';
+import { InMemoryInboundEventsMetrics } from './transport.metrics.js';
 
 const INTERVAL_MS = 200;
 const TP: TopicPartition = { topic: 'erp.orders.v1', partition: 0 };
@@ -11,7 +11,7 @@ const KEY = tpKey(TP.topic, TP.partition);
 function setup(failFirst = 0) {
   const commits: TopicPartitionOffset[][] = [];
   let failures = failFirst;
-  const metrics = new InMemoryOrderEventsMetrics();
+  const metrics = new InMemoryInboundEventsMetrics();
   const committer = new OffsetCommitter({
     consumer: {
       commit: (offsets: readonly TopicPartitionOffset[]) => {

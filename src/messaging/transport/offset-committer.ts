@@ -15,14 +15,14 @@ import type { PartitionConsumer, TopicPartition, TopicPartitionOffset } from './
 import { describeError } from '../../errors/app-error.js';
 import { KafkaAuthorizationError } from '../security/kafka-authorization.js';
 import { PartitionOffsetTracker } from './offset-tracker.js';
-import type { OrderEventsMetrics } from './transport.metrics.js';
+import type { InboundEventsMetrics } from './transport.metrics.js';
 
 export interface OffsetCommitterOptions {
   readonly consumer: Pick<PartitionConsumer, 'commit'>;
   readonly commitIntervalMs: number;
   readonly commitEveryCompletions: number;
   readonly logger: AppLogger;
-  readonly metrics: OrderEventsMetrics;
+  readonly metrics: InboundEventsMetrics;
   /** The partitions assigned now, by partition key. */
   readonly assigned: () => ReadonlyMap<string, TopicPartition>;
   /** Draining: no more commit rounds after the current one (the final commit follows). */

@@ -1,5 +1,5 @@
 /**
- * Back-off and retry budget of the order-events transport: how long an order waits before
+ * Back-off and retry budget of the inbound-events transport: how long an order waits before
  * its failing event is tried again, and when to give up (dead letter `retries_exhausted`).
  */
 import { backoffDelayMs } from '../../timing/backoff.js';

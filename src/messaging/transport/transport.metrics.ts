@@ -1,5 +1,5 @@
 /**
- * What the order-events transport reports, as a small interface so that prom-client (or
+ * What the inbound-events transport reports, as a small interface so that prom-client (or
  * anything else) can be plugged in later without the transport knowing about it.
  */
 import type { DeadLetterReason } from '../../errors/app-error.js';
@@ -7,7 +7,7 @@ import type { DeadLetterReason } from '../../errors/app-error.js';
 export type ProcessOutcome = 'succeeded' | 'dead_lettered' | 'abandoned';
 export type RetryCause = 'transient' | 'unknown' | 'dead_letter_sink';
 
-export interface OrderEventsMetrics {
+export interface InboundEventsMetrics {
   /** Gauge: messages whose processing started and has not finished (incl. back-off waits). */
   inFlight(count: number): void;
   /** Gauge: messages accepted from Kafka and waiting for their key's turn. */
@@ -31,7 +31,7 @@ export interface OrderEventsMetrics {
   fetchPaused(): void;
 }
 
-export const NO_METRICS: OrderEventsMetrics = {
+export const NO_METRICS: InboundEventsMetrics = {
   inFlight: () => undefined,
   queued: () => undefined,
   heldBytes: () => undefined,
@@ -44,7 +44,7 @@ export const NO_METRICS: OrderEventsMetrics = {
 };
 
 /** Keeps the latest values in memory (tests, a /metrics stub, debugging). */
-export class InMemoryOrderEventsMetrics implements OrderEventsMetrics {
+export class InMemoryInboundEventsMetrics implements InboundEventsMetrics {
   inFlightNow = 0;
   maxInFlight = 0;
   queuedNow = 0;

@@ -1,7 +1,7 @@
 /**
- * The production wiring: a hybrid Nest application (Fastify + the order-events transport)
- * built from the worker's configuration through OrderEventsTransportModule and
- * connectOrderEvents. Proves that handler errors reach the failure policy with their class
+ * The production wiring: a hybrid Nest application (Fastify + the inbound-events transport)
+ * built from the worker's configuration through InboundEventsTransportModule and
+ * connectInboundEvents. Proves that handler errors reach the failure policy with their class
  * (OrderEventExceptionFilter is in place), that module init hooks run once, and that
  * closing the application drains the transport (beforeApplicationShutdown).
  */
@@ -21,10 +21,10 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { ConfigModule } from '../../src/config/config.module.js';
 import { DEAD_LETTER_SINK } from '../../src/messaging/dead-letter.port.js';
 import { createKafkaMessageProducer } from '../../src/messaging/kafka/kafka.producer.js';
-import { OrderEventsTransportModule } from '../../src/messaging/messaging.module.js';
+import { InboundEventsTransportModule } from '../../src/messaging/messaging.module.js';
 import { INBOUND_EVENT_CODEC, type MessageProducer } from '../../src/messaging/messaging.ports.js';
-import { OrderEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
-import { connectOrderEvents } from '../../src/messaging/kafka/inbound-events.wiring.js';
+import { InboundEventsTransport } from '../../src/messaging/transport/inbound-events.transport.js';
+import { connectInboundEvents } from '../../src/messaging/kafka/inbound-events.wiring.js';
 import { orderEventCodec } from '../../src/orders/order-event.codec.js';
 import { PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { KafkaMockCluster, mockSafePartitionAssigner } from '../../testbed/kafka/mock-cluster.js';
@@ -120,7 +120,7 @@ describe('OrderEventsTransport: wiring into a hybrid Nest application', () => {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(testLogger()),
         SinkModule,
-        OrderEventsTransportModule.forRoot({
+        InboundEventsTransportModule.forRoot({
           overrides: {
             consumer: {
               sessionTimeoutMs: 6000,
@@ -142,8 +142,8 @@ describe('OrderEventsTransport: wiring into a hybrid Nest application', () => {
     class WiringModule {}
 
     app = await NestFactory.create(WiringModule, new FastifyAdapter(), { logger: false });
-    const transport = app.get(OrderEventsTransport);
-    connectOrderEvents(app, transport);
+    const transport = app.get(InboundEventsTransport);
+    connectInboundEvents(app, transport);
     await app.init();
     await app.startAllMicroservices();
     expect(transport.currentStatus).toBe('connected');

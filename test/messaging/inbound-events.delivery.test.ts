@@ -1,5 +1,5 @@
 /**
- * The order-events transport over the Kafka mock cluster (real kafkajs over TCP): per-key
+ * The inbound-events transport over the Kafka mock cluster (real kafkajs over TCP): per-key
  * order under parallel load, the in-flight limit, commits, dead letters and retries, a slow
  * head-of-line event, heartbeats during a handler slower than the session time-out.
  */
@@ -8,7 +8,7 @@ import type { INestMicroservice } from '@nestjs/common';
 import type { Admin } from 'kafkajs';
 import { BlockedByEarlierFailureError } from '../../src/errors/dead-letter.errors.js';
 import type { MessageProducer } from '../../src/messaging/messaging.ports.js';
-import { InMemoryOrderEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
+import { InMemoryInboundEventsMetrics } from '../../src/messaging/transport/transport.metrics.js';
 import { PayflowServerError, PayflowValidationError } from '../../src/payflow/payflow.errors.js';
 import { KafkaMockCluster } from '../../testbed/kafka/mock-cluster.js';
 import {
@@ -53,7 +53,7 @@ describe('OrderEventsTransport: delivery', () => {
     const recorder = new Recorder();
     recorder.behaviour = () => sleep(Math.floor(Math.random() * 8));
     const sink = new MemorySink();
-    const metrics = new InMemoryOrderEventsMetrics();
+    const metrics = new InMemoryInboundEventsMetrics();
     const transport = mockClusterTransport(cluster, { groupId, topic, sink, maxInFlight, metrics });
     apps.push(await startMicroservice(transport, recorder, 'solo'));
 

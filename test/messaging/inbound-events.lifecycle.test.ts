@@ -1,5 +1,5 @@
 /**
- * Life cycle of the order-events transport over the Kafka mock cluster: the handler
+ * Life cycle of the inbound-events transport over the Kafka mock cluster: the handler
  * registry check at start-up, a graceful close with handlers in flight, and a rebalance
  * when a second member joins the group mid-stream.
  */
