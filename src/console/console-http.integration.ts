@@ -9,7 +9,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance } from 'fastify';
 import { isManagementRequest } from '../management/listener-constraint.js';
 import { CONSOLE_PREFIX } from './console.options.js';
-import { ConsoleCookies } from './shared/console-cookies.js';
+import { ConsoleCookies } from './access/console-cookies.js';
 
 /** Strict-Transport-Security over HTTPS: a year (no preload: the host is the operator's). */
 export const HSTS = 'max-age=31536000';

@@ -29,12 +29,12 @@ import {
 import { ConsoleErasures } from './order/console-erasures.js';
 import { OrderController } from './order/order.controller.js';
 import { SearchController } from './search/search.controller.js';
-import { ConsoleAudit } from './shared/console-audit.js';
-import { ConsoleCookies } from './shared/console-cookies.js';
-import { ConsolePageKit } from './shared/console-page-kit.js';
-import { ConsoleExceptionFilter } from './shared/console-exception.filter.js';
-import { ConsoleSessionGuard } from './shared/console-session.guard.js';
-import { ConsoleViews } from './shared/console-views.js';
+import { ConsoleAudit } from './access/console-audit.js';
+import { ConsoleCookies } from './access/console-cookies.js';
+import { ConsolePageServices } from './page/console-page-services.js';
+import { ConsoleExceptionFilter } from './page/console-exception.filter.js';
+import { ConsoleSessionGuard } from './access/console-session.guard.js';
+import { ConsoleViews } from './page/console-views.js';
 import { ConsoleAuth } from './sign-in/console-auth.js';
 import { SignInController, SignOutController } from './sign-in/sign-in.controller.js';
 
@@ -43,7 +43,7 @@ const SHARED = [
   ConsoleCookies,
   ConsoleViews,
   ConsoleAudit,
-  ConsolePageKit,
+  ConsolePageServices,
   ConsoleSessionGuard,
   ConsoleExceptionFilter,
 ];

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ConsoleOidcClient } from '../../src/console/oidc/oidc-client.js';
-import type { OidcSignInFailed } from '../../src/console/shared/console.errors.js';
+import type { OidcSignInFailed } from '../../src/console/access/console.errors.js';
 import type { Worker } from '../../src/worker.js';
 import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders.js';
 import { LAPTOP, launchChromium, screenshot } from '../support/browser.js';

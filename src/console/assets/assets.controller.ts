@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Controller, Get, NotFoundException, Param, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ConsolePage } from '../shared/console-page.decorator.js';
-import { CONSOLE_ROOT } from '../shared/console-views.js';
+import { ConsolePage } from '../page/console-page.decorator.js';
+import { CONSOLE_ROOT } from '../page/console-views.js';
 
 const ASSETS: Readonly<Record<string, string>> = {
   'console.css': 'text/css; charset=utf-8',

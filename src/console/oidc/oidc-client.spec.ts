@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { OidcSignInFailed } from '../shared/console.errors.js';
+import type { OidcSignInFailed } from '../access/console.errors.js';
 import { claimAt, displayNameOf, identityOf, roleOf } from './oidc-client.js';
 import { PendingSignIns } from './pending-sign-ins.js';
 import { callbackQuery } from './oidc.controller.js';

@@ -17,7 +17,7 @@
  */
 import * as openid from 'openid-client';
 import type { ConsoleOidcSettings } from '../console.options.js';
-import { OidcSignInFailed } from '../shared/console.errors.js';
+import { OidcSignInFailed } from '../access/console.errors.js';
 import type { ConsoleIdentity, ConsoleRole } from '../sign-in/session-store.js';
 
 /** What a started sign-in keeps until the provider sends the browser back. */

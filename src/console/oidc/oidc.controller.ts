@@ -23,11 +23,11 @@ import { APP_LOGGER } from '../../logging/logger.module.js';
 import type { AppLogger } from '../../logging/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { OIDC_CALLBACK_PATH } from '../console.options.js';
-import { ConsoleCookies } from '../shared/console-cookies.js';
-import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../shared/console-page-kit.js';
-import { OIDC_COOKIE, SESSION_COOKIE, queryParam, safeNext } from '../shared/console-request.js';
-import { OidcSignInFailed, SignInThrottled } from '../shared/console.errors.js';
+import { ConsoleCookies } from '../access/console-cookies.js';
+import { ConsolePage, HtmlPage } from '../page/console-page.decorator.js';
+import { ConsolePageServices } from '../page/console-page-services.js';
+import { OIDC_COOKIE, SESSION_COOKIE, queryParam, safeNext } from '../access/console-request.js';
+import { OidcSignInFailed, SignInThrottled } from '../access/console.errors.js';
 import { ConsoleAuth } from '../sign-in/console-auth.js';
 import type { ConsoleOidcClient } from './oidc-client.js';
 
@@ -49,7 +49,7 @@ export interface ContinueModel {
 export class OidcController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
     @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
@@ -91,11 +91,11 @@ export class OidcController {
       this.cookies.set(request, reply, SESSION_COOKIE, id, {
         maxAgeSeconds: this.auth.cookieMaxAgeSeconds,
       });
-      await this.kit.record(session, 'sign_in', null, 'done', {
+      await this.pages.record(session, 'sign_in', null, 'done', {
         method: 'oidc',
         role: session.role,
       });
-      return this.kit.render<ContinueModel>(
+      return this.pages.render<ContinueModel>(
         'oidc/continue',
         { title: 'Signed in', section: null, session: null },
         { next: pending.next },
@@ -129,7 +129,7 @@ export class OidcController {
       { client: clientOf(request.ip), reason: error.reason, code: error.code },
       'console OpenID sign-in refused',
     );
-    await this.kit.record(
+    await this.pages.record(
       {
         operator: error.identity?.name ?? '(unknown)',
         subject: error.identity?.subject ?? null,

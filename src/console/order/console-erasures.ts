@@ -9,13 +9,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { AppError, describeError } from '../../errors/app-error.js';
-import type { ActionDetails } from '../../operator/audit/operator-action.repository.js';
+import type {
+  ActionDetails,
+  ActionOutcome,
+} from '../../operator/audit/operator-action.repository.js';
 import {
   ErasureRefusedError,
   PrivacyEraseService,
   type ErasureOutcome,
 } from '../../privacy/erase/privacy-erase.service.js';
-import { ConsoleAudit } from '../shared/console-audit.js';
+import { ConsoleAudit } from '../access/console-audit.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 
 /** What the erasure just asked for did, or why it did not. */
@@ -26,6 +29,11 @@ export interface ErasureNotice {
 
 /** The route's order id. */
 export const erasureOrderIdSchema = z.string().trim().min(1).max(200);
+
+/** The erasure form's fields as sent. */
+export interface ErasureForm {
+  readonly confirm: string;
+}
 
 /** The form: the person confirmed (the checkbox, or the button after the browser's question). */
 const erasureFormSchema = z.object({ confirm: z.literal('erase') });
@@ -39,9 +47,9 @@ export class ErasureNotConfirmedError extends AppError {
   }
 }
 
-/** The form's fields, checked: throws ErasureNotConfirmedError without the confirmation. */
-export function parseErasureForm(fields: { readonly confirm: string }): void {
-  if (!erasureFormSchema.safeParse(fields).success) throw new ErasureNotConfirmedError();
+/** Checks the form: throws ErasureNotConfirmedError without the confirmation. */
+function parseErasureForm(form: ErasureForm): void {
+  if (!erasureFormSchema.safeParse(form).success) throw new ErasureNotConfirmedError();
 }
 
 /** The stores that changed, in words ("dead letters 1, outbox rows 2"). */
@@ -68,12 +76,12 @@ export class ConsoleErasures {
     @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
   ) {}
 
-  /** Erases the order's personal data for the signed-in operator; records and describes it. */
-  async erase(
-    session: ConsoleSession,
-    orderId: string,
-    form: { readonly confirm: string },
-  ): Promise<ErasureNotice> {
+  /**
+   * The erasure asked for in the form, for the signed-in operator (the session guard let
+   * only an operator's POST through): the form checked, the erasure carried out, recorded,
+   * and described.
+   */
+  async erase(session: ConsoleSession, orderId: string, form: ErasureForm): Promise<ErasureNotice> {
     try {
       parseErasureForm(form);
     } catch (error) {
@@ -132,10 +140,11 @@ export class ConsoleErasures {
     };
   }
 
+  /** The audit row of this erasure (`erase_personal_data`): counts and codes, never a value. */
   private async record(
     session: ConsoleSession,
     orderId: string,
-    outcome: 'done' | 'refused' | 'failed',
+    outcome: ActionOutcome,
     details: ActionDetails,
   ): Promise<void> {
     await this.audit.record(session, 'erase_personal_data', orderId, outcome, details);

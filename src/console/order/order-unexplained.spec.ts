@@ -4,7 +4,7 @@ import {
   timelineText,
   type OrderTimeline,
 } from '../../operator/order-timeline/order-timeline.view.js';
-import { ConsoleViews } from '../shared/console-views.js';
+import { ConsoleViews } from '../page/console-views.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 
 const session: ConsoleSession = {

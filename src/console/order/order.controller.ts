@@ -34,9 +34,9 @@ import {
   timelineText,
   type OrderTimeline,
 } from '../../operator/order-timeline/order-timeline.view.js';
-import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../shared/console-page-kit.js';
-import { formField } from '../shared/console-request.js';
+import { ConsolePage, HtmlPage } from '../page/console-page.decorator.js';
+import { ConsolePageServices } from '../page/console-page-services.js';
+import { formField } from '../access/console-request.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 import { ConsoleErasures, erasureOrderIdSchema, type ErasureNotice } from './console-erasures.js';
 
@@ -69,7 +69,7 @@ export class OrderController {
     @Inject(OrderTimelineQuery) private readonly timelines: OrderTimelineQuery,
     @Inject(DeadLetterListQuery) private readonly deadLetters: DeadLetterListQuery,
     @Inject(Database) private readonly database: Database,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
     @Inject(ConsoleErasures) private readonly erasures: ConsoleErasures,
   ) {}
 
@@ -93,15 +93,15 @@ export class OrderController {
     @Req() request: FastifyRequest,
     @Param('orderId') orderIdText: string,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const parsed = erasureOrderIdSchema.safeParse(orderIdText);
     if (!parsed.success) throw new NotFoundException();
     const orderId = parsed.data;
     if ((await this.timelines.timeline(orderId)) === null) throw new NotFoundException();
-    const erasure = await this.erasures.erase(session, orderId, {
+    const notice = await this.erasures.erase(session, orderId, {
       confirm: formField(request.body, 'confirm'),
     });
-    return this.render(request, orderId, { reveal: false, erasure });
+    return this.render(request, orderId, { reveal: false, erasure: notice });
   }
 
   private async render(
@@ -109,7 +109,7 @@ export class OrderController {
     orderId: string,
     { reveal, erasure }: RenderOptions,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     let timeline = await this.timelines.timeline(orderId);
     if (timeline === null) throw new NotFoundException();
     const contact = await this.contacts.contact(this.database.sql, orderId);
@@ -125,7 +125,7 @@ export class OrderController {
       (entry) => entry.kind === 'payflow_call' && entry.outcome.startsWith('in_doubt'),
     ).length;
     const title = `Order ${timeline.order.orderNumber ?? orderId}`;
-    return this.kit.render<OrderModel>(
+    return this.pages.render<OrderModel>(
       'order/order',
       { title, section: 'search', session },
       {
@@ -147,7 +147,7 @@ export class OrderController {
     orderId: string,
     contact: CustomerContact | null,
   ): Promise<void> {
-    await this.kit.record(
+    await this.pages.record(
       session,
       'reveal_contact',
       orderId,

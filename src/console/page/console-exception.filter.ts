@@ -17,8 +17,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_LOGGER } from '../../logging/logger.module.js';
 import type { AppLogger } from '../../logging/logger.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
-import type { OidcFailureReason, OidcSignInFailed, SignInThrottled } from './console.errors.js';
-import { sessionOf } from './console-request.js';
+import type {
+  OidcFailureReason,
+  OidcSignInFailed,
+  SignInThrottled,
+} from '../access/console.errors.js';
+import { sessionOf } from '../access/console-request.js';
 import { ConsoleViews } from './console-views.js';
 
 /** What the person is told when the provider's sign-in did not open a session. */
@@ -121,7 +125,7 @@ export class ConsoleExceptionFilter implements ExceptionFilter {
     lines: readonly string[],
   ): void {
     const html = this.views.page(
-      'shared/message',
+      'page/message',
       { title, section: null, session: sessionOf(request) ?? null },
       { lines, status },
     );

@@ -1,8 +1,9 @@
 /**
- * What every console page's controller needs besides its own reads and use cases: the
- * session the guard found for the request, the page rendered inside the layout, and the
- * audit trail of what the person did. A controller injects this once, parses the request,
- * delegates, and hands the result here to be shown and recorded.
+ * The three services every console page's controller uses besides its own reads and use
+ * cases: the session the guard found for the request (`session`), the page rendered inside
+ * the layout (`render`), and the audit trail of what the person did (`record`). A
+ * controller injects this once, parses the request, delegates, and hands the result here
+ * to be shown and recorded.
  */
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
@@ -13,12 +14,12 @@ import type {
   OperatorActionRow,
 } from '../../operator/audit/operator-action.repository.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
-import { ConsoleAudit, type AuditActor } from './console-audit.js';
-import { sessionOf } from './console-request.js';
+import { ConsoleAudit, type AuditActor } from '../access/console-audit.js';
+import { sessionOf } from '../access/console-request.js';
 import { ConsoleViews, type PageFrame } from './console-views.js';
 
 @Injectable()
-export class ConsolePageKit {
+export class ConsolePageServices {
   constructor(
     @Inject(ConsoleViews) private readonly views: ConsoleViews,
     @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,

@@ -14,7 +14,7 @@
 import { applyDecorators, Header, UseFilters, UseGuards } from '@nestjs/common';
 import { ServedOnManagementPort } from '../../management/listener-constraint.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { ConsoleSessionGuard } from './console-session.guard.js';
+import { ConsoleSessionGuard } from '../access/console-session.guard.js';
 
 export function ConsolePage(options: { signedOut?: boolean } = {}): ClassDecorator {
   const guard = options.signedOut === true ? [] : [UseGuards(ConsoleSessionGuard)];

@@ -5,7 +5,7 @@ import type { DeadLetterView } from '../../operator/dead-letters/dead-letter.vie
 import type { OrderModel } from '../order/order.controller.js';
 import type { ConsoleSession } from '../sign-in/session-store.js';
 import type { LoginModel } from '../sign-in/sign-in.controller.js';
-import { safeNext } from './console-request.js';
+import { safeNext } from '../access/console-request.js';
 import { ConsoleViews } from './console-views.js';
 
 const session: ConsoleSession = {

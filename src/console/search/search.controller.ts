@@ -12,9 +12,9 @@ import {
   type OrderSearchHit,
 } from '../../operator/search/order-search.query.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
-import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../shared/console-page-kit.js';
-import { queryParam, sessionOf } from '../shared/console-request.js';
+import { ConsolePage, HtmlPage } from '../page/console-page.decorator.js';
+import { ConsolePageServices } from '../page/console-page-services.js';
+import { queryParam, sessionOf } from '../access/console-request.js';
 
 /** Hits shown on one page. */
 export const SEARCH_LIMIT = 50;
@@ -32,7 +32,7 @@ export interface SearchModel {
 export class SearchController {
   constructor(
     @Inject(OrderSearchQuery) private readonly search: OrderSearchQuery,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
   ) {}
 
   @Get('search')
@@ -56,7 +56,7 @@ export class SearchController {
         .header('location', `${CONSOLE_PREFIX}/orders/${encodeURIComponent(only.orderId)}`);
       return undefined;
     }
-    return this.kit.render<SearchModel>(
+    return this.pages.render<SearchModel>(
       'search/search',
       {
         title: q === '' ? 'Search' : `Search: ${q.slice(0, 60)}`,

@@ -15,10 +15,10 @@ import { APP_LOGGER } from '../../logging/logger.module.js';
 import type { AppLogger } from '../../logging/logger.js';
 import { clientOf } from '../../management/connection-limiter.js';
 import { CONSOLE_PREFIX } from '../console.options.js';
-import { ConsoleCookies } from '../shared/console-cookies.js';
-import { ConsolePage, HtmlPage } from '../shared/console-page.decorator.js';
-import { OpenToViewers } from '../shared/open-to-viewers.js';
-import { ConsolePageKit } from '../shared/console-page-kit.js';
+import { ConsoleCookies } from '../access/console-cookies.js';
+import { ConsolePage, HtmlPage } from '../page/console-page.decorator.js';
+import { OpenToViewers } from '../access/open-to-viewers.js';
+import { ConsolePageServices } from '../page/console-page-services.js';
 import {
   CSRF_FIELD,
   LOGIN_COOKIE,
@@ -27,8 +27,8 @@ import {
   queryParam,
   safeNext,
   sessionOf,
-} from '../shared/console-request.js';
-import { CsrfRejected, SignInThrottled } from '../shared/console.errors.js';
+} from '../access/console-request.js';
+import { CsrfRejected, SignInThrottled } from '../access/console.errors.js';
 import { ConsoleAuth } from './console-auth.js';
 import { sameSecret } from './console-token.js';
 import { randomSecret } from './session-store.js';
@@ -59,7 +59,7 @@ export function operatorName(raw: string): string {
 export class SignInController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
     @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
     @Inject(APP_LOGGER) private readonly logger: AppLogger,
   ) {}
@@ -102,7 +102,7 @@ export class SignInController {
     if (!token.matches(formField(request.body, 'token'))) {
       this.auth.throttle.failed(request.ip);
       this.logger.warn({ client: clientOf(request.ip) }, 'console sign-in with a wrong token');
-      await this.kit.record(
+      await this.pages.record(
         {
           operator: operator === '' ? '(no name given)' : operator,
           subject: null,
@@ -134,7 +134,10 @@ export class SignInController {
       maxAgeSeconds: this.auth.cookieMaxAgeSeconds,
     });
     this.cookies.clear(request, reply, LOGIN_COOKIE);
-    await this.kit.record(session, 'sign_in', null, 'done', { method: 'token', role: 'operator' });
+    await this.pages.record(session, 'sign_in', null, 'done', {
+      method: 'token',
+      role: 'operator',
+    });
     void reply.code(303).header('location', next);
     return undefined;
   }
@@ -150,7 +153,7 @@ export class SignInController {
       this.auth.oidc === null
         ? null
         : `${CONSOLE_PREFIX}/oidc/login?next=${encodeURIComponent(model.next)}`;
-    return this.kit.render<LoginModel>(
+    return this.pages.render<LoginModel>(
       'sign-in/login',
       { title: 'Sign in', section: null, session: null },
       { ...model, loginCsrf, tokenSignIn: this.auth.token !== null, oidcHref },
@@ -163,7 +166,7 @@ export class SignInController {
 export class SignOutController {
   constructor(
     @Inject(ConsoleAuth) private readonly auth: ConsoleAuth,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
     @Inject(ConsoleCookies) private readonly cookies: ConsoleCookies,
   ) {}
 
@@ -176,7 +179,7 @@ export class SignOutController {
     const session = sessionOf(request);
     this.auth.sessions.close(this.cookies.get(request, SESSION_COOKIE));
     this.cookies.clear(request, reply, SESSION_COOKIE);
-    if (session !== undefined) await this.kit.record(session, 'sign_out', null, 'done');
+    if (session !== undefined) await this.pages.record(session, 'sign_out', null, 'done');
     void reply.code(303).header('location', `${CONSOLE_PREFIX}/login`);
   }
 }

@@ -17,7 +17,7 @@ import {
   DeadLetterListQuery,
   type DeadLetterFilter,
 } from '../../../operator/dead-letters/dead-letter-list.query.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
+import { ConsoleAudit } from '../../access/console-audit.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 import { ReplayJobs, type ReplayJobView, type ReplayTracker } from './replay-jobs.js';
 

@@ -36,9 +36,9 @@ import {
 } from '../../../operator/dead-letters/dead-letter-list.query.js';
 import { describeKinds } from '../../../operator/masking/personal-data-mask.js';
 import { CONSOLE_PREFIX } from '../../console.options.js';
-import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../../shared/console-page-kit.js';
-import { formField, queryParam } from '../../shared/console-request.js';
+import { ConsolePage, HtmlPage } from '../../page/console-page.decorator.js';
+import { ConsolePageServices } from '../../page/console-page-services.js';
+import { formField, queryParam } from '../../access/console-request.js';
 import { ConsoleDiscards, type DiscardNotice } from './console-discards.js';
 import { ConsoleReplays, type ReplaySelection } from './console-replays.js';
 import type { ReplayJobView } from './replay-jobs.js';
@@ -73,7 +73,7 @@ export class DeadLettersController {
     @Inject(DeadLetterListQuery) private readonly letters: DeadLetterListQuery,
     @Inject(ConsoleReplays) private readonly replays: ConsoleReplays,
     @Inject(ConsoleDiscards) private readonly discards: ConsoleDiscards,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
   ) {}
 
   @Get()
@@ -90,13 +90,15 @@ export class DeadLettersController {
     @Req() request: FastifyRequest,
     @Param('eventId') eventId: string,
   ): Promise<string> {
-    const session = this.kit.session(request);
-    const notice = await this.discards.discard(session, eventId, formField(request.body, 'reason'));
+    const session = this.pages.session(request);
+    const notice = await this.discards.discard(session, eventId, {
+      reason: formField(request.body, 'reason'),
+    });
     return this.renderList(request, notice);
   }
 
   private async renderList(request: FastifyRequest, notice: DiscardNotice | null): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const field = (name: string): string => queryParam(request, name);
     const form = {
       reason: field('reason').trim(),
@@ -114,7 +116,7 @@ export class DeadLettersController {
     const query = new URLSearchParams(
       Object.entries(form).filter(([, value]) => value !== ''),
     ).toString();
-    return this.kit.render<DeadLettersModel>(
+    return this.pages.render<DeadLettersModel>(
       'operations/dead-letters/dead-letters',
       { title: 'Dead letters', section: 'dead-letters', session },
       {
@@ -136,12 +138,12 @@ export class DeadLettersController {
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('jobId') jobId: string,
   ): string {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const job = this.replays.job(jobId);
     if (job === null) throw new NotFoundException();
     // Without JavaScript too: the page reloads itself every second until the replay ends.
     if (job.state === 'running') void reply.header('refresh', '1');
-    return this.kit.render<ReplayJobModel>(
+    return this.pages.render<ReplayJobModel>(
       'operations/dead-letters/replay',
       { title: 'Replay', section: 'dead-letters', session },
       { job },
@@ -165,7 +167,7 @@ export class DeadLettersController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const body = request.body;
     const orderId = formField(body, 'orderId').trim();
     let selection: ReplaySelection;
@@ -176,7 +178,7 @@ export class DeadLettersController {
     } else {
       const { filter, problems } = parseDeadLetterFilter((name) => formField(body, name));
       if (problems.length > 0) {
-        await this.kit.record(session, 'replay', null, 'refused', {
+        await this.pages.record(session, 'replay', null, 'refused', {
           why: `unreadable filter: ${problems.join(', ')}`,
         });
         throw new BadRequestException(`these filters could not be read: ${problems.join(', ')}`);
@@ -194,17 +196,17 @@ export class DeadLettersController {
     id: string,
     reveal: boolean,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const letter = await this.letters.message(id, reveal);
     if (letter === null) throw new NotFoundException();
     if (!reveal) {
       // Who opened which letter, and when: one row per page view, never the payload.
-      await this.kit.record(session, 'view_dead_letter', letter.orderId, 'done', {
+      await this.pages.record(session, 'view_dead_letter', letter.orderId, 'done', {
         deadLetter: letter.id,
         eventId: letter.eventId,
       });
     } else {
-      await this.kit.record(
+      await this.pages.record(
         session,
         'reveal_contact',
         letter.orderId,
@@ -218,7 +220,7 @@ export class DeadLettersController {
           : { why: 'the message holds no personal data to unmask', deadLetter: letter.id },
       );
     }
-    return this.kit.render<DeadLetterModel>(
+    return this.pages.render<DeadLetterModel>(
       'operations/dead-letters/dead-letter',
       { title: `Dead letter ${letter.id}`, section: 'dead-letters', session },
       { letter, personalData: describeKinds(letter.personalData) },

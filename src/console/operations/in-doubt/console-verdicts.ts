@@ -1,13 +1,22 @@
 /**
- * A verdict on a call in doubt given in the console (form: a Payflow payment id, or "never
- * created"), by the same InDoubtService and its checks against Payflow as `in-doubt
- * resolve` (the decider is the signed-in operator). A refused verdict says why, and nothing
- * changes. Every verdict, given or refused, is recorded.
+ * A verdict on a call in doubt given in the console (`POST /console/in-doubt/{orderId}/resolve`,
+ * form: `paymentId`, or `notCreated`), by the same InDoubtService and its checks against
+ * Payflow as `in-doubt resolve` (the decider is the signed-in operator). A refused verdict
+ * says why, and nothing changes. Every verdict, done, refused or failed, is recorded.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { describeError } from '../../../errors/app-error.js';
-import { InDoubtService, type Verdict } from '../../../orders/in-doubt/in-doubt.service.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
+import { ValidationError, describeError } from '../../../errors/app-error.js';
+import type {
+  ActionDetails,
+  ActionOutcome,
+} from '../../../operator/audit/operator-action.repository.js';
+import { InDoubtRefusedError } from '../../../orders/in-doubt/in-doubt.errors.js';
+import {
+  InDoubtService,
+  type ResolveOutcome,
+  type Verdict,
+} from '../../../orders/in-doubt/in-doubt.service.js';
+import { ConsoleAudit } from '../../access/console-audit.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 
 /** What the last verdict did, or why it was refused. */
@@ -17,25 +26,42 @@ export interface VerdictNotice {
   readonly lines: readonly string[];
 }
 
+/** The verdict form's fields as sent (`notCreated`: the "never created" button, any text). */
+export interface VerdictForm {
+  readonly paymentId: string;
+  readonly notCreated: string;
+}
+
+/** A verdict form the person must correct: none, both, or no payment id. */
+class InvalidVerdictFormError extends ValidationError {}
+
+/** Checks the form: one verdict, and a payment id that can be one; else InvalidVerdictFormError. */
+function parseVerdictForm(form: VerdictForm): Verdict {
+  const paymentId = form.paymentId.trim();
+  const notCreated = form.notCreated.trim() !== '';
+  if (paymentId !== '' && notCreated) {
+    throw new InvalidVerdictFormError(
+      'CONSOLE.TWO_VERDICTS',
+      'Give one verdict: either the Payflow payment id, or “never created”',
+    );
+  }
+  if (paymentId === '' && !notCreated) {
+    throw new InvalidVerdictFormError(
+      'CONSOLE.NO_VERDICT',
+      'Give a verdict: the Payflow payment id you found, or “never created”',
+    );
+  }
+  if (paymentId.length > 100 || /\s/.test(paymentId)) {
+    throw new InvalidVerdictFormError('CONSOLE.BAD_PAYMENT_ID', 'That is not a Payflow payment id');
+  }
+  return notCreated ? { kind: 'not_created' } : { kind: 'payment_found', payflowId: paymentId };
+}
+
 /** Where the CLI's words name its flags, the console's name its buttons. */
 function consoleWords(line: string): string {
   return line
     .replace(/--payment\b/g, '“Payflow has it”')
     .replace(/--not-created\b/g, '“Never created”');
-}
-
-function codeOf(error: unknown): string | null {
-  if (typeof error !== 'object' || error === null) return null;
-  const code: unknown = Reflect.get(error, 'code');
-  return typeof code === 'string' ? code : null;
-}
-
-function messageOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const message: unknown = Reflect.get(error, 'message');
-    if (typeof message === 'string') return message;
-  }
-  return describeError(error);
 }
 
 @Injectable()
@@ -45,66 +71,63 @@ export class ConsoleVerdicts {
     @Inject(ConsoleAudit) private readonly audit: ConsoleAudit,
   ) {}
 
-  /** The verdict given in the form, checked, carried out and recorded; what it did. */
-  async decide(
+  /**
+   * The verdict given in the form, for the signed-in operator (the session guard let only
+   * an operator's POST through): the form checked, the verdict carried out, recorded, and
+   * described.
+   */
+  async resolve(
     session: ConsoleSession,
     orderId: string,
-    paymentId: string,
-    notCreated: boolean,
+    form: VerdictForm,
   ): Promise<VerdictNotice> {
-    const refuse = async (why: string, code: string): Promise<VerdictNotice> => {
-      await this.audit.record(session, 'verdict', orderId, 'refused', { why: code });
-      return { orderId, outcome: 'refused', lines: [why] };
-    };
-    if (paymentId !== '' && notCreated) {
-      return refuse(
-        'Give one verdict: either the Payflow payment id, or “never created”. Nothing changed.',
-        'CONSOLE.TWO_VERDICTS',
-      );
+    let verdict: Verdict;
+    try {
+      verdict = parseVerdictForm(form);
+    } catch (error) {
+      if (!(error instanceof InvalidVerdictFormError)) throw error;
+      await this.record(session, orderId, 'refused', { why: error.code });
+      return { orderId, outcome: 'refused', lines: [`${error.message}. Nothing changed.`] };
     }
-    if (paymentId === '' && !notCreated) {
-      return refuse(
-        'Give a verdict: the Payflow payment id you found, or “never created”. Nothing changed.',
-        'CONSOLE.NO_VERDICT',
-      );
-    }
-    if (paymentId.length > 100 || /\s/.test(paymentId)) {
-      return refuse('That is not a Payflow payment id. Nothing changed.', 'CONSOLE.BAD_PAYMENT_ID');
-    }
-    const verdict: Verdict = notCreated
-      ? { kind: 'not_created' }
-      : { kind: 'payment_found', payflowId: paymentId };
-    const details = {
+    // From here on, each row of the audit names the verdict that was checked.
+    const decided = {
       verdict: verdict.kind,
       payflowId: verdict.kind === 'payment_found' ? verdict.payflowId : null,
     };
+    let outcome: ResolveOutcome;
     try {
-      const outcome = await this.verdicts.resolve({
+      outcome = await this.verdicts.resolve({
         orderId,
         verdict,
         decidedBy: `${session.operator} (console)`,
       });
-      await this.audit.record(session, 'verdict', orderId, 'done', {
-        ...details,
-        result: outcome.kind,
-        replayedMessages: outcome.replayed?.messages ?? 0,
-      });
-      return { orderId, outcome: 'done', lines: outcome.lines.map(consoleWords) };
     } catch (error) {
-      const code = codeOf(error);
-      if (code?.startsWith('IN_DOUBT.') === true) {
-        await this.audit.record(session, 'verdict', orderId, 'refused', { ...details, why: code });
-        return { orderId, outcome: 'refused', lines: [consoleWords(messageOf(error))] };
+      if (error instanceof InDoubtRefusedError) {
+        await this.record(session, orderId, 'refused', { ...decided, why: error.code });
+        return { orderId, outcome: 'refused', lines: [consoleWords(error.message)] };
       }
-      await this.audit.record(session, 'verdict', orderId, 'failed', {
-        ...details,
-        error: describeError(error),
-      });
+      await this.record(session, orderId, 'failed', { ...decided, error: describeError(error) });
       return {
         orderId,
         outcome: 'failed',
         lines: [`The verdict could not be completed: ${describeError(error)}`],
       };
     }
+    await this.record(session, orderId, 'done', {
+      ...decided,
+      result: outcome.kind,
+      replayedMessages: outcome.replayed?.messages ?? 0,
+    });
+    return { orderId, outcome: 'done', lines: outcome.lines.map(consoleWords) };
+  }
+
+  /** The audit row of this verdict (`verdict`): what was decided and what came of it. */
+  private async record(
+    session: ConsoleSession,
+    orderId: string,
+    outcome: ActionOutcome,
+    details: ActionDetails,
+  ): Promise<void> {
+    await this.audit.record(session, 'verdict', orderId, outcome, details);
   }
 }

@@ -23,9 +23,9 @@ import {
   inDoubtItem,
   type InDoubtItem,
 } from '../../../operator/in-doubt/in-doubt-list.view.js';
-import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../../shared/console-page-kit.js';
-import { formField, queryParam } from '../../shared/console-request.js';
+import { ConsolePage, HtmlPage } from '../../page/console-page.decorator.js';
+import { ConsolePageServices } from '../../page/console-page-services.js';
+import { formField, queryParam } from '../../access/console-request.js';
 import { ConsoleVerdicts, type VerdictNotice } from './console-verdicts.js';
 
 /** An item with the lines `in-doubt list` prints for it. */
@@ -74,7 +74,7 @@ export class InDoubtController {
     @Inject(InDoubtListQuery) private readonly calls: InDoubtListQuery,
     @Inject(ConsoleVerdicts) private readonly verdicts: ConsoleVerdicts,
     @Inject(Database) private readonly database: Database,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
   ) {}
 
   @Get()
@@ -89,10 +89,11 @@ export class InDoubtController {
     @Req() request: FastifyRequest,
     @Param('orderId') orderId: string,
   ): Promise<string> {
-    const session = this.kit.session(request);
-    const paymentId = formField(request.body, 'paymentId').trim();
-    const notCreated = formField(request.body, 'notCreated').trim() !== '';
-    const notice = await this.verdicts.decide(session, orderId, paymentId, notCreated);
+    const session = this.pages.session(request);
+    const notice = await this.verdicts.resolve(session, orderId, {
+      paymentId: formField(request.body, 'paymentId'),
+      notCreated: formField(request.body, 'notCreated'),
+    });
     return this.render(request, '', notice);
   }
 
@@ -101,7 +102,7 @@ export class InDoubtController {
     orderId: string,
     notice: VerdictNotice | null,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const rows =
       orderId === ''
         ? await this.calls.list(this.database.sql)
@@ -120,7 +121,7 @@ export class InDoubtController {
         probe: describeProbe(item),
       };
     });
-    return this.kit.render<InDoubtModel>(
+    return this.pages.render<InDoubtModel>(
       'operations/in-doubt/in-doubt',
       { title: 'In doubt', section: 'in-doubt', session },
       { entries: rows.map((row) => entryOf(inDoubtItem(row, now))), waiting, orderId, notice },

@@ -11,8 +11,8 @@ import {
   type Overview,
   type Series,
 } from '../../../operator/overview/overview.query.js';
-import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../../shared/console-page-kit.js';
+import { ConsolePage, HtmlPage } from '../../page/console-page.decorator.js';
+import { ConsolePageServices } from '../../page/console-page-services.js';
 import { sparkline } from './sparkline.js';
 
 export interface Tile {
@@ -135,15 +135,15 @@ function tiles(o: Overview): Tile[] {
 export class OverviewController {
   constructor(
     @Inject(OverviewQuery) private readonly overview: OverviewQuery,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
   ) {}
 
   @Get()
   @HtmlPage()
   async page(@Req() request: FastifyRequest): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const overview = await this.overview.overview();
-    return this.kit.render<OverviewModel>(
+    return this.pages.render<OverviewModel>(
       'operations/overview/overview',
       { title: 'Overview', section: 'overview', session },
       { tiles: tiles(overview), at: overview.at, sampledSince: overview.sampledSince },

@@ -14,7 +14,7 @@ import type { SettlementFormat } from '../../../payflow/wire/payflow.schemas.js'
 import { previousNight } from '../../../settlements/nights.js';
 import { PullSettlementHandler } from '../../../settlements/pull/pull-settlement.handler.js';
 import { SettlementRepository } from '../../../settlements/settlement.repository.js';
-import { ConsoleAudit } from '../../shared/console-audit.js';
+import { ConsoleAudit } from '../../access/console-audit.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 
 export interface SettlementNotice {

@@ -20,9 +20,9 @@ import {
 } from '../../../operator/settlements/settlement-nights.query.js';
 import { SETTLEMENT_FORMATS } from '../../../payflow/wire/payflow.schemas.js';
 import { previousNight } from '../../../settlements/nights.js';
-import { ConsolePage, HtmlPage } from '../../shared/console-page.decorator.js';
-import { ConsolePageKit } from '../../shared/console-page-kit.js';
-import { formField, queryParam } from '../../shared/console-request.js';
+import { ConsolePage, HtmlPage } from '../../page/console-page.decorator.js';
+import { ConsolePageServices } from '../../page/console-page-services.js';
+import { formField, queryParam } from '../../access/console-request.js';
 import type { ConsoleSession } from '../../sign-in/session-store.js';
 import {
   ConsoleNightActions,
@@ -49,7 +49,7 @@ export class SettlementsController {
     @Inject(SettlementNightsQuery) private readonly nights: SettlementNightsQuery,
     @Inject(ConsoleNightActions) private readonly actions: ConsoleNightActions,
     @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'SETTLEMENT_TIMEZONE'>,
-    @Inject(ConsolePageKit) private readonly kit: ConsolePageKit,
+    @Inject(ConsolePageServices) private readonly pages: ConsolePageServices,
   ) {}
 
   @Get()
@@ -77,7 +77,7 @@ export class SettlementsController {
     action: 'pull' | 'forget',
     act: (session: ConsoleSession, night: NightForm) => Promise<SettlementNotice>,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const night = this.nightOf(request);
     const notice =
       typeof night === 'string'
@@ -105,7 +105,7 @@ export class SettlementsController {
     form: Readonly<Record<'org' | 'from' | 'to', string>>,
     notice: SettlementNotice | null,
   ): Promise<string> {
-    const session = this.kit.session(request);
+    const session = this.pages.session(request);
     const now = new Date();
     const fallback = defaultNightRange(now, this.config.SETTLEMENT_TIMEZONE);
     const problems: string[] = [];
@@ -123,7 +123,7 @@ export class SettlementsController {
       ...range,
       organizationId: form.org === '' || problems.includes('org') ? null : form.org,
     });
-    return this.kit.render<SettlementsModel>(
+    return this.pages.render<SettlementsModel>(
       'operations/settlements/settlements',
       { title: 'Settlement nights', section: 'settlements', session },
       {
