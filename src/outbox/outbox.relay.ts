@@ -1,30 +1,12 @@
 /**
  * The outbox relay's loop: publishes the rows that state changes wrote into `outbox` (in the
  * same transaction as the change) through the `MessageProducer`, then marks them published.
- * Its parts: BucketOwnership (which buckets this replica publishes), RelayWakeup (the
- * signal that cuts its sleep short), BucketBackoff (a failing bucket waits, the others go
+ * This file holds when it works: start and stop, the loop's passes and sleeps, rebalancing
+ * and the maintenance beside it. Its parts: RelayPublisher (what a pass publishes, and
+ * flush; ordering, delivery and lanes are explained there), BucketOwnership (which buckets
+ * this replica publishes), RelayWakeup (the signal that cuts its sleep short), RelaySchedule
+ * (when the periodic work is due), BucketBackoff (a failing bucket waits, the others go
  * on); the SQL is OutboxRepository's and RelayLockRepository's.
- *
- * Ordering. Rows are bucketed by a hash of their key (OutboxRepository). A bucket's rows
- * are published in id order, one batch at a time: a pass's transaction first takes the
- * transaction-level "fence" lock (pg_try_advisory_xact_lock) of each bucket it publishes,
- * then locks each one's oldest pending rows (FOR UPDATE SKIP LOCKED), sends them with one
- * send per topic, marks those sent published and commits. So one key's messages of a topic
- * leave in the order they were written, whichever process publishes them, and no row is
- * sent by two transactions at once.
- *
- * Delivery is at least once. A send that fails leaves its topic's rows pending (retried
- * with back-off; nothing is dropped or dead-lettered, however long it fails: e.g. the
- * topic's WRITE withdrawn until an operator grants it again), while the pass's other topics
- * are published. A crash, or a lost database connection, after
- * the broker acknowledged a batch but before its transaction committed publishes that
- * batch again: consumers dedupe on the envelope's `eventId`. In the steady state (no
- * crash, no failed commit) every row is published exactly once.
- *
- * Lanes. Each topic of a bucket is a lane: a pass takes up to `batchSize` rows of every
- * topic of a bucket and at most `bulkBatchSize` rows of the bulk topics (the settlement
- * events) over all buckets, so a status event waits for at most one pass's send, never
- * for a settlement night of 100,000 rows. Order is kept per key within a topic.
  *
  * Latency and idling. The relay sleeps between passes (`busyPollMs` after a pass that
  * published) and `notify()` wakes it at once: writers call it, through OutboxCommitted
@@ -40,29 +22,23 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../logging/logger.module.js';
 import { silentLogger, type AppLogger } from '../logging/logger.js';
 import { describeError } from '../errors/app-error.js';
-import { backoffDelay } from '../timing/backoff.js';
-import { sleep, withinOrUndefined } from '../timing/sleep.js';
+import { withinOrUndefined } from '../timing/sleep.js';
 import { Database, type ListenHandle } from '../database/database.js';
 import { MESSAGE_PRODUCER, type MessageProducer } from '../messaging/messaging.ports.js';
-import { BucketBackoff, publishedBy, type BatchOutcome } from './bucket-backoff.js';
+import { BucketBackoff } from './bucket-backoff.js';
 import { BucketOwnership } from './bucket-ownership.js';
-import {
-  OUTBOX_BUCKETS,
-  OutboxRepository,
-  type PendingOutboxMessage,
-} from './outbox.repository.js';
+import { OutboxRepository } from './outbox.repository.js';
 import {
   RELAY_SIGNAL,
   RelayLockRepository,
   OUTBOX_NOTIFY_CHANNEL,
 } from './relay-locks.repository.js';
+import { RelayPublisher } from './relay-publisher.js';
 import { RelaySchedule } from './relay-schedule.js';
 import { RelayWakeup } from './relay-wakeup.js';
-import { sendByTopic } from './topic-sends.js';
 import {
   OUTBOX_RELAY_METRICS,
   OUTBOX_RELAY_OPTIONS,
-  passLanes,
   relaySettings,
   type OutboxFlushOptions,
   type OutboxFlushResult,
@@ -82,8 +58,6 @@ export {
 } from './relay.options.js';
 export { OUTBOX_NOTIFY_CHANNEL } from './relay-locks.repository.js';
 
-const ALL_BUCKETS: readonly number[] = Array.from({ length: OUTBOX_BUCKETS }, (_, b) => b);
-
 /** How soon a rebalance that failed (no lock connection to be had) is tried again. */
 const REBALANCE_RETRY_MS = 1_000;
 
@@ -102,6 +76,7 @@ export class OutboxRelay implements OutboxFlusher {
   private readonly wakeup: RelayWakeup;
   private readonly ownership: BucketOwnership;
   private readonly backoff: BucketBackoff;
+  private readonly publisher: RelayPublisher;
 
   private running = false;
   private loopDone: Promise<void> | null = null;
@@ -115,7 +90,7 @@ export class OutboxRelay implements OutboxFlusher {
 
   constructor(
     @Inject(Database) private readonly database: Database,
-    @Inject(MESSAGE_PRODUCER) private readonly producer: MessageProducer,
+    @Inject(MESSAGE_PRODUCER) producer: MessageProducer,
     @Inject(OutboxRepository) private readonly outbox: OutboxRepository,
     @Optional() @Inject(OUTBOX_RELAY_OPTIONS) options?: OutboxRelayOptions,
     @Optional() @Inject(OUTBOX_RELAY_METRICS) metrics?: OutboxRelayMetrics,
@@ -139,6 +114,14 @@ export class OutboxRelay implements OutboxFlusher {
       maxMs: this.settings.retryMaxMs,
       metrics: this.metrics,
       logger: this.logger,
+    });
+    this.publisher = new RelayPublisher({
+      database,
+      producer,
+      outbox,
+      locks: this.locks,
+      backoff: this.backoff,
+      settings: this.settings,
     });
     this.ownership = new BucketOwnership({
       pool: database.pool,
@@ -229,53 +212,11 @@ export class OutboxRelay implements OutboxFlusher {
    * buckets, within `timeoutMs`. Works whether or not the relay is started. Never throws
    * for a failing broker: it retries until the time is up and says what is left.
    */
-  async flush(
+  flush(
     timeoutMs: number = this.settings.flushTimeoutMs,
     options: OutboxFlushOptions = {},
   ): Promise<OutboxFlushResult> {
-    const deadline = Date.now() + timeoutMs;
-    const buckets = [...new Set(options.buckets ?? ALL_BUCKETS)];
-    const sql = this.database.sql;
-    const upTo = await this.outbox.newestPendingId(sql, buckets);
-    if (upTo === null) return { drained: true, published: 0, remaining: 0 };
-
-    let published = 0;
-    let idleRounds = 0;
-    for (;;) {
-      const pending = await this.outbox.pendingPerBucket(sql, upTo, buckets);
-      const remaining = pending.reduce((sum, row) => sum + row.count, 0);
-      const left = deadline - Date.now();
-      if (remaining === 0) return { drained: true, published, remaining: 0 };
-      if (left <= 0) return { drained: false, published, remaining };
-
-      const round = this.publishBuckets(pending.map((row) => row.bucket)).then(
-        (pass) => pass.outcomes,
-        (error: unknown) => {
-          const failed: BatchOutcome = { kind: 'failed', error };
-          for (const row of pending) this.backoff.record(row.bucket, failed);
-          return new Map<number, BatchOutcome>(pending.map((row) => [row.bucket, failed]));
-        },
-      );
-      // A send can hang for as long as the producer retries; the flush does not wait past
-      // its deadline (the round finishes, or rolls back, in the background).
-      const outcomes = await withinOrUndefined(round, left);
-      if (outcomes === undefined) continue;
-      let progressed = false;
-      for (const [bucket, outcome] of outcomes) {
-        if (outcome.kind !== 'failed') this.backoff.record(bucket, outcome);
-        const count = publishedBy(outcome);
-        if (count > 0) {
-          published += count;
-          progressed = true;
-        }
-      }
-      idleRounds = progressed ? 0 : idleRounds + 1;
-      if (!progressed) {
-        // Busy (another transaction publishes these buckets) or failing: wait a little.
-        const pause = Math.min(deadline - Date.now(), backoffDelay(idleRounds, 20, 1_000));
-        if (pause > 0) await sleep(pause);
-      }
-    }
+    return this.publisher.flush(timeoutMs, options);
   }
 
   /** Deletes published rows older than `pruneAfterDays`; returns how many. */
@@ -317,7 +258,7 @@ export class OutboxRelay implements OutboxFlusher {
     while (this.running) {
       try {
         this.startMaintenance(Date.now());
-        const pass = await this.publishOwned();
+        const pass = await this.publisher.publishOwned(this.ownership.buckets());
         if (!this.running) break;
         if (pass.rows > 0) this.schedule.active();
         if (this.rebalanceRetryAt !== undefined && Date.now() >= this.rebalanceRetryAt) {
@@ -354,91 +295,6 @@ export class OutboxRelay implements OutboxFlusher {
     // not at the next scheduled rebalance.
     this.rebalanceRetryAt = changed.failed ? Date.now() + REBALANCE_RETRY_MS : undefined;
     return changed;
-  }
-
-  /**
-   * One batch from every owned bucket that is not backing off, in one transaction: fence
-   * the buckets, lock their oldest pending rows, send them all in one send, mark them
-   * published, commit. When the send fails, every row stays pending and the buckets back
-   * off. One transaction and one send a pass instead of one a bucket: a row waits for at
-   * most one send round, not for a round per group of buckets.
-   */
-  private async publishOwned(): Promise<{ published: number; rows: number; more: boolean }> {
-    const now = Date.now();
-    const due = this.ownedBuckets().filter((bucket) => this.backoff.isDue(bucket, now));
-    if (due.length === 0) return { published: 0, rows: 0, more: false };
-    let outcomes: Map<number, BatchOutcome>;
-    let full = false;
-    try {
-      const pass = await this.publishBuckets(due);
-      outcomes = pass.outcomes;
-      full = pass.full;
-    } catch (error) {
-      // The transaction failed (a lost connection, a failed commit): every row stays pending.
-      outcomes = new Map(due.map((bucket) => [bucket, { kind: 'failed', error }]));
-      for (const [bucket, outcome] of outcomes) this.backoff.record(bucket, outcome);
-    }
-    let published = 0;
-    let rows = 0;
-    for (const [bucket, outcome] of outcomes) {
-      if (outcome.kind !== 'failed') this.backoff.record(bucket, outcome);
-      published += publishedBy(outcome);
-      if (outcome.kind === 'published' || outcome.kind === 'failed') rows += 1;
-    }
-    return { published, rows, more: full && published > 0 };
-  }
-
-  /**
-   * One pass's transaction over `due`; `full` when a lane of a bucket filled its limit
-   * (more rows are waiting).
-   */
-  private async publishBuckets(
-    due: readonly number[],
-  ): Promise<{ outcomes: Map<number, BatchOutcome>; full: boolean }> {
-    let full = false;
-    const outcomes = await this.database.transaction(async (tx) => {
-      const outcomes = new Map<number, BatchOutcome>();
-      const buckets = await this.locks.fence(tx, due);
-      for (const bucket of due) outcomes.set(bucket, { kind: 'busy' });
-      if (buckets.length === 0) return outcomes;
-      const byBucket = new Map<number, PendingOutboxMessage[]>();
-      for (const bucket of buckets) byBucket.set(bucket, []);
-      const pending = await this.outbox.lockPending(tx, buckets, passLanes(this.settings, buckets));
-      full = pending.full;
-      for (const row of pending.rows) byBucket.get(row.bucket)?.push(row);
-      // One send per topic for the whole pass: kafkajs makes one produce request per
-      // leader of each send() and does not linger, so a send per bucket multiplied the
-      // requests by 16. Per topic, because a topic can fail alone (its WRITE withdrawn):
-      // its rows stay pending while the other topics' rows are published.
-      const failedTopics = await sendByTopic(this.producer, pending.rows);
-      const sent = pending.rows.filter((row) => !failedTopics.has(row.topic));
-      await this.outbox.markPublished(
-        tx,
-        sent.map((row) => row.id),
-      );
-      for (const [bucket, bucketRows] of byBucket) {
-        const failed = bucketRows.find((row) => failedTopics.has(row.topic));
-        const published =
-          bucketRows.length - bucketRows.filter((row) => failedTopics.has(row.topic)).length;
-        if (bucketRows.length === 0) {
-          outcomes.set(bucket, { kind: 'empty' });
-        } else if (failed !== undefined) {
-          // The bucket backs off, its published rows counted. Recorded now (the caller
-          // records the other outcomes after the commit).
-          const failure: BatchOutcome = {
-            kind: 'failed',
-            error: failedTopics.get(failed.topic),
-            published,
-          };
-          this.backoff.record(bucket, failure);
-          outcomes.set(bucket, failure);
-        } else {
-          outcomes.set(bucket, { kind: 'published', count: bucketRows.length });
-        }
-      }
-      return outcomes;
-    });
-    return { outcomes, full };
   }
 
   /** Prune and metrics sampling run beside the publishing loop, one at a time. */

@@ -1,7 +1,7 @@
 /**
  * The only owner of the `webhook_inbox` table's SQL: the receiver's deduplicating insert
  * (inside its caller's batched transaction), the processor's claim, completion and
- * back-off, the pruning of processed rows past the retention, and what a privacy export
+ * deferral, the pruning of processed rows past the retention, and what a privacy export
  * reads and an erasure rewrites of an order's webhooks (src/privacy).
  */
 import { Inject, Injectable } from '@nestjs/common';
@@ -32,10 +32,18 @@ export interface ClaimedInboxRow {
   readonly id: string;
   readonly paymentId: string;
   readonly kind: string;
+  /** Failed attempts before this claim (each deferral counts one). */
+  readonly attempts: number;
   /** The body's bytes as received. */
   readonly body: Buffer;
   /** The request's W3C trace headers, when it carried them. */
   readonly trace: { readonly traceparent: string; readonly tracestate?: string } | null;
+}
+
+/** A claimed row that failed for now, and how long it waits before its next attempt. */
+export interface DeferredInboxRow {
+  readonly id: string;
+  readonly delayMs: number;
 }
 
 const insertedRow = z.object({ id: z.string(), inserted: z.boolean() });
@@ -45,6 +53,7 @@ const claimedRow = z
     id: z.string(),
     payment_id: z.string(),
     kind: z.string(),
+    attempts: z.number().int(),
     body: z.instanceof(Buffer),
     traceparent: z.string().nullable(),
     tracestate: z.string().nullable(),
@@ -53,6 +62,7 @@ const claimedRow = z
     id: row.id,
     paymentId: row.payment_id,
     kind: row.kind,
+    attempts: row.attempts,
     body: row.body,
     trace:
       row.traceparent === null
@@ -73,7 +83,7 @@ const CLAIM = `
                    WHERE processed_at IS NULL AND next_attempt_at <= now()
                    ORDER BY next_attempt_at, id
                    LIMIT $1 FOR UPDATE SKIP LOCKED)
-   RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.body,
+   RETURNING w.id::text AS id, w.payment_id::text AS payment_id, w.kind, w.attempts, w.body,
              w.headers->>'traceparent' AS traceparent, w.headers->>'tracestate' AS tracestate`;
 
 const INSERT = `
@@ -198,17 +208,17 @@ export class WebhookInboxRepository {
   }
 
   /**
-   * The rows stay pending: attempts + 1, `error`, and the next attempt after an exponential
-   * back-off from `baseMs`, at most `maxMs`.
+   * The rows stay pending: attempts + 1, `error`, and each row's next attempt after its
+   * `delayMs` (the caller's back-off; this table only stores when).
    */
-  async defer(ids: readonly string[], error: string, baseMs: number, maxMs: number): Promise<void> {
+  async defer(rows: readonly DeferredInboxRow[], error: string): Promise<void> {
     await this.database.sql.execute(
-      `UPDATE webhook_inbox
-          SET attempts = attempts + 1, last_error = $2,
-              next_attempt_at = clock_timestamp()
-                + LEAST($4::float8, $3::float8 * power(2, LEAST(attempts, 16))) * interval '1 millisecond'
-        WHERE id = ANY($1::bigint[]) AND processed_at IS NULL`,
-      [ids, error, baseMs, maxMs],
+      `UPDATE webhook_inbox w
+          SET attempts = w.attempts + 1, last_error = $3,
+              next_attempt_at = clock_timestamp() + d.delay_ms * interval '1 millisecond'
+         FROM unnest($1::bigint[], $2::float8[]) AS d(id, delay_ms)
+        WHERE w.id = d.id AND w.processed_at IS NULL`,
+      [rows.map((row) => row.id), rows.map((row) => row.delayMs), error],
     );
   }
 

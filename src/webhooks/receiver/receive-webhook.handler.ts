@@ -10,7 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { APP_LOGGER } from '../../logging/logger.module.js';
-import { hashApiKey } from '../../orders/shared/webhook-credentials.js';
+import { hashApiKey } from '../../orders/new-payment/webhook-credentials.js';
 import type { AppLogger } from '../../logging/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { contextFromHeaders, traceIdOf, Tracing, type TraceSpan } from '../../tracing/tracing.js';
