@@ -181,8 +181,9 @@ ${fresh(bind)}
 
 /**
  * Takes the event's attempt over for a new call: only a failed one, this worker's own
- * started one, or a started one that never left and whose lease ran out. Null when
- * another worker holds it.
+ * started one that is not held (`held_until`: a read held it for the late-effect window,
+ * and only a read after the window sends it again), or a started one that never left and
+ * whose lease ran out. Null when another worker holds it, or when it is held.
  */
 export async function takeOver(
   tx: Sql,
@@ -199,7 +200,8 @@ export async function takeOver(
          started_at = clock_timestamp(), finished_at = NULL, sent_at = NULL,
          last_sent_at = NULL, held_since = NULL, held_until = NULL
    WHERE command_attempts.state = 'failed'
-      OR (command_attempts.state = 'started' AND command_attempts.owner = EXCLUDED.owner)
+      OR (command_attempts.state = 'started' AND command_attempts.owner = EXCLUDED.owner
+          AND command_attempts.held_until IS NULL)
       OR (command_attempts.state = 'started' AND command_attempts.sent_at IS NULL
           AND command_attempts.lease_until <= clock_timestamp())
   RETURNING id::text AS id`,

@@ -8,8 +8,11 @@ import type { Sql } from '../../../database/database.js';
  * `discard`: the event will never take effect (its dead letter was discarded by a person
  * or superseded by a later ERP event). Recorded in the ledger, so that a delivery of the
  * event that Kafka still makes (its offset was not committed) is a no-op for the guard.
- * Only an event with no attempt, or a failed one (it had no effect). Static, like the
- * operator's reads: the discard writes it in its own transaction. False when refused.
+ * Only an event with no attempt, or a failed one (it had no effect); an event discarded
+ * before is discarded again (idempotent: `discard` discarded → discarded, true), which
+ * its callers count on (a second letter of the same event, a repeated discard). Static,
+ * like the operator's reads: the discard writes it in its own transaction. False when
+ * refused.
  */
 export async function discard(
   sql: Sql,

@@ -99,7 +99,11 @@ export async function finish(
   return row === undefined ? 0 : finishedRow.parse(row).finished;
 }
 
-/** `fail`: the call had no effect: failed, only while `owner` owns it (a taker-over is calling). */
+/**
+ * `fail`: the call had no effect: failed, only while `owner` owns it (a taker-over is
+ * calling) and it is not held (`held_until`): a read that held it waits out the
+ * late-effect window, and a failed attempt would be sent again by the next delivery.
+ */
 export async function markFailed(
   tx: Sql,
   attemptId: string,
@@ -109,7 +113,7 @@ export async function markFailed(
   await tx.execute(
     `UPDATE command_attempts SET state = 'failed', error_code = $2,
             finished_at = clock_timestamp()
-      WHERE id = $1 AND state = 'started' AND owner = $3`,
+      WHERE id = $1 AND state = 'started' AND owner = $3 AND held_until IS NULL`,
     [attemptId, errorCode, owner],
   );
 }
@@ -118,7 +122,9 @@ export async function markFailed(
  * `fail_probed`: the owner's probe after its own unclear call found it not applied, and
  * its latest request left at least `windowMs` ago (it can no longer land): failed, with
  * the probe recorded, so that the event's retry sends it again. False while the window
- * runs (the attempt is then held instead) or when it is not this worker's any more.
+ * runs (the attempt is then held instead), when it is not this worker's any more, or when
+ * it is held (`held_until`): a held attempt is sent again only by `take_over_probed`, after
+ * a read once its window ended.
  */
 export async function failProbed(
   tx: Sql,
@@ -132,7 +138,7 @@ export async function failProbed(
             finished_at = clock_timestamp(),
             probe_outcome = $3, probe_evidence = $4::jsonb, probed_at = clock_timestamp()
       WHERE id = $1 AND state = 'started' AND sent_at IS NOT NULL AND owner = $5
-        AND ${windowEnd('$6')} <= clock_timestamp()
+        AND held_until IS NULL AND ${windowEnd('$6')} <= clock_timestamp()
      RETURNING id::text AS id`,
     [attemptId, errorCode, probed.outcome, JSON.stringify(probed.evidence), probed.owner, windowMs],
   );
@@ -175,8 +181,9 @@ export async function holdForLateEffect(
 
 /**
  * `in_doubt` (and, with a probe, `in_doubt_probed_own` / `_expired`): the started attempt
- * is in doubt (once). Returns its payment id when this statement marked it, undefined when
- * it was not started any more.
+ * is in doubt (once), held or not: in doubt it is never sent again, the safe side of a
+ * hold. Returns its payment id when this statement marked it, undefined when it was not
+ * started any more.
  */
 export async function markInDoubt(
   tx: Sql,
@@ -200,8 +207,9 @@ export async function markInDoubt(
 /**
  * The first step of `complete_probed_own` / `_expired`: a probe found that the attempt's
  * call took effect: the attempt becomes this worker's (same hold as when it was probed),
- * with the probe recorded, for the complete step of the same transaction. False when
- * another worker holds or took it meanwhile (busy).
+ * with the probe recorded, for the complete step of the same transaction (held or not: a
+ * read that finds the call applied completes it at once). False when another worker holds
+ * or took it meanwhile (busy).
  */
 export async function claimProbed(
   tx: Sql,
@@ -237,7 +245,8 @@ export interface TakenOver {
  * `take_over_probed` when a probe found it not applied, with the probe recorded and only
  * once its latest request left at least `windowMs` ago (it can no longer land). Only a
  * started attempt sent by a worker whose lease ran out (or released for a late-effect
- * hold). Null when another worker holds it, or the window still runs.
+ * hold; without a probe, never a held one: only a read after its window sends that again).
+ * Null when another worker holds it, or the window still runs.
  */
 export async function takeOverProbed(
   tx: Sql,
@@ -260,8 +269,8 @@ export async function takeOverProbed(
     FROM before
    WHERE id = ${bind(attemptId)} AND state = 'started' AND sent_at IS NOT NULL
      AND lease_until <= clock_timestamp()
-     AND (${bind(probe === null)}::boolean
-          OR ${windowEnd(bind(probe?.windowMs ?? 0))} <= clock_timestamp())
+     AND CASE WHEN ${bind(probe === null)}::boolean THEN held_until IS NULL
+              ELSE ${windowEnd(bind(probe?.windowMs ?? 0))} <= clock_timestamp() END
   RETURNING id::text AS id, before.held_since`,
   );
   const [row] = await tx.query(text, params);
@@ -300,8 +309,9 @@ export type NotTaken =
  * `not_taken`: a person found that the in-doubt call never took effect (`in-doubt resolve
  * --not-created`): the attempt becomes `failed`, like a call that never left, so the
  * next delivery of its event takes it over and sends it. Only once its latest request
- * left at least `windowMs` ago: before that Payflow may still apply it (`window`, with
- * when it ends). `not_in_doubt` when it was not in doubt.
+ * left at least `windowMs` ago, or never left: before that Payflow may still apply it
+ * (`window`, with when it ends), and the update's WHERE says so too. `not_in_doubt` when
+ * it was not in doubt.
  */
 export async function markNotTaken(
   tx: Sql,
@@ -323,8 +333,9 @@ export async function markNotTaken(
   await tx.execute(
     `UPDATE command_attempts SET state = 'failed', error_code = $2,
             finished_at = clock_timestamp()
-      WHERE id = $1 AND state = 'in_doubt'`,
-    [attemptId, errorCode],
+      WHERE id = $1 AND state = 'in_doubt'
+        AND (${windowEnd('$3')} IS NULL OR ${windowEnd('$3')} <= clock_timestamp())`,
+    [attemptId, errorCode, windowMs],
   );
   return { kind: 'marked' };
 }

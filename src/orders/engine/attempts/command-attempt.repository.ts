@@ -88,7 +88,7 @@ export class CommandAttemptRepository {
     return reads.lastResolved(sql, orderId);
   }
 
-  /** `discard`, in the caller's own transaction (attempt-records.ts). False when refused. */
+  /** `discard`, in the caller's own transaction (attempt-records.ts). False when refused; true again when discarded before. */
   static discard(
     sql: Sql,
     event: { readonly eventId: string; readonly orderId: string; readonly command: string },
@@ -129,7 +129,7 @@ export class CommandAttemptRepository {
     return records.recordMappingFailure(tx, input, errorCode);
   }
 
-  /** `retry_failed`, `restart_own`, `take_over_unsent`; null when another worker holds it. */
+  /** `retry_failed`, `restart_own`, `take_over_unsent`; null when another worker holds it, or it is held. */
   takeOver(tx: Sql, input: Omit<GuardInput, 'record' | 'windowMs'>): Promise<string | null> {
     return begin.takeOver(tx, input);
   }
@@ -146,7 +146,7 @@ export class CommandAttemptRepository {
     return moves.finish(this.processed, tx, rows);
   }
 
-  /** `fail`, only while `owner` owns it. */
+  /** `fail`, only while `owner` owns it and it is not held. */
   markFailed(tx: Sql, attemptId: string, errorCode: string, owner: string): Promise<void> {
     return moves.markFailed(tx, attemptId, errorCode, owner);
   }
@@ -207,7 +207,7 @@ export class CommandAttemptRepository {
     return moves.resolveForPayment(tx, paymentId);
   }
 
-  /** `not_taken`, once the late-effect window ran out. */
+  /** `not_taken`, once its request can no longer land (the late-effect window ran out). */
   markNotTaken(tx: Sql, attemptId: string, errorCode: string, windowMs: number): Promise<NotTaken> {
     return moves.markNotTaken(tx, attemptId, errorCode, windowMs);
   }

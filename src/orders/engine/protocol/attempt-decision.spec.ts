@@ -121,6 +121,14 @@ describe('decide', () => {
     });
   });
 
+  it('a held attempt is read again, not restarted from a call without effect remembered here', () => {
+    const held = attempt({ owner: ME, sent: true, held: true, leaseExpired: true });
+    expect(decide(input(guard({ attempt: held }), { pending: 'no_effect' }))).toEqual({
+      kind: 'lease_expired',
+      attemptId: '41',
+    });
+  });
+
   it('retry (race): no attempt visible although the guard recorded none', () => {
     expect(decide(input(guard()))).toEqual({ kind: 'retry', reason: 'race' });
   });

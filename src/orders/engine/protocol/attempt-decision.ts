@@ -111,7 +111,9 @@ export function decide(input: DecisionInput): Decision {
       case 'started': {
         const pending = attempt.owner === input.workerId ? input.pending : null;
         if (pending === 'outcome') return { kind: 'resume' };
-        if (pending === 'no_effect') {
+        // A held attempt is not restarted from memory (restart_own refuses it: a read held
+        // it for the late-effect window): like any held one, a read of Payflow decides.
+        if (pending === 'no_effect' && !attempt.held) {
           reason = 'no_effect';
           break;
         }

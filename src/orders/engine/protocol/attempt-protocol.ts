@@ -20,7 +20,8 @@
  *   gateway that gave up while the service behind it still commits). So a read of Payflow
  *   that shows a call "not applied" is trusted only once PAYFLOW_LATE_EFFECT_WINDOW has
  *   passed since the call's latest request left (`last_sent_at`). Until then the attempt is
- *   `held`: nobody sends it again, its lease is released so that any worker's later read
+ *   `held`: nobody sends it again (nor fails or restarts it: the statements refuse a held one),
+ *   its lease is released so that any worker's later read
  *   decides (its own retry, or a replacement after a crash: the window is counted from the
  *   recorded send mark, not from memory), the order's later events wait behind it, and a
  *   read that finds the call applied completes it at once.
@@ -75,6 +76,8 @@ export interface AttemptView {
   readonly state: AttemptState;
   readonly owner: string | null;
   readonly leaseExpired: boolean;
+  /** Its request left (`sent_at`): Payflow may have it. Always so for `sent` and `held`. */
+  readonly sent: boolean;
   /** Its latest request left at least PAYFLOW_LATE_EFFECT_WINDOW ago: it can no longer land. */
   readonly windowPassed: boolean;
 }
@@ -82,7 +85,7 @@ export interface AttemptView {
 /** The guard row's attempt as the table sees it; undefined for a state this code does not know. */
 export function viewOf(attempt: RecordedAttempt | null): AttemptView | undefined {
   if (attempt === null) {
-    return { state: 'none', owner: null, leaseExpired: false, windowPassed: false };
+    return { state: 'none', owner: null, leaseExpired: false, sent: false, windowPassed: false };
   }
   const known = ATTEMPT_STATES.find(
     (state) => state === attempt.state && state !== 'sent' && state !== 'held',
@@ -94,6 +97,7 @@ export function viewOf(attempt: RecordedAttempt | null): AttemptView | undefined
     state,
     owner: attempt.owner,
     leaseExpired: attempt.leaseExpired,
+    sent: attempt.sent,
     windowPassed: attempt.windowPassed,
   };
 }
@@ -135,11 +139,25 @@ export interface Transition {
 const anyone = (): boolean => true;
 const owner = (attempt: AttemptView, worker: string): boolean => attempt.owner === worker;
 const leaseRunOut = (attempt: AttemptView): boolean => attempt.leaseExpired;
+/** Its request can no longer land: it never left, or its latest left the window ago. */
+const cannotLand = (attempt: AttemptView): boolean => !attempt.sent || attempt.windowPassed;
 const LIVE: readonly AttemptState[] = ['started', 'sent'];
 /** A sent attempt a read of Payflow may decide: a stopped worker's, or one held. */
 const READABLE: readonly AttemptState[] = ['sent', 'held'];
+/**
+ * Where a move that settles an attempt without sending it again may start: a live one, or
+ * one held (in doubt or complete, it is never sent again, so its window need not end).
+ */
+const OPEN: readonly AttemptState[] = [...LIVE, 'held'];
 
-/** Every move of an attempt. Any other move is refused. */
+/**
+ * Every move of an attempt. Any other move is refused. A `held` attempt is never sent
+ * again before its late-effect window ends: no move that begins a new call of it (`fail`,
+ * `fail_probed` and `restart_own`, after which the next delivery sends it; `take_over_sent`)
+ * starts from `held`; only `take_over_probed`, a read made once the window ended, sends it
+ * again. The moves that settle it without a new call (`complete`, `complete_probed_*`,
+ * `in_doubt*`, `resolve`) start from `held` like from a live attempt.
+ */
 export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
   begin: {
     from: ['none'],
@@ -163,7 +181,7 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: (attempt, worker) => owner(attempt, worker) && !attempt.leaseExpired,
   },
   complete: {
-    from: [...LIVE, 'held'],
+    from: OPEN,
     to: 'succeeded',
     who: 'the worker whose call Payflow answered (the deadline ends inside the lease)',
     statement: 'finish',
@@ -234,16 +252,16 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
       !attempt.windowPassed && (owner(attempt, worker) || attempt.leaseExpired),
   },
   in_doubt: {
-    from: LIVE,
+    from: OPEN,
     to: 'in_doubt',
-    who: 'the worker that found it may have taken effect, without a probe',
+    who: 'the worker that found it may have taken effect, without a probe (a held one: a delivery whose mapping failed, which cannot read Payflow)',
     statement: 'markInDoubt',
     may: anyone,
   },
   in_doubt_probed_own: {
-    from: LIVE,
+    from: OPEN,
     to: 'in_doubt',
-    who: 'its owner, whose probe after its own unclear call could not tell',
+    who: 'its owner, whose probe after its own unclear call could not tell (held meanwhile by a read of another worker, once its lease ran out)',
     statement: 'markInDoubt (hold own)',
     may: owner,
   },
@@ -255,9 +273,9 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: leaseRunOut,
   },
   complete_probed_own: {
-    from: LIVE,
+    from: OPEN,
     to: 'succeeded',
-    who: 'its owner, whose probe after its own unclear call found it took effect',
+    who: 'its owner, whose probe after its own unclear call found it took effect (held meanwhile by a read of another worker, once its lease ran out)',
     statement: 'claimProbed (hold own), finish',
     may: owner,
   },
@@ -269,7 +287,7 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
     may: leaseRunOut,
   },
   resolve: {
-    from: ['started', 'sent', 'held', 'in_doubt'],
+    from: [...OPEN, 'in_doubt'],
     to: 'resolved',
     who: "a person, or a webhook naming the payment's creation",
     statement: 'resolveForPayment',
@@ -278,14 +296,14 @@ export const TRANSITIONS: Readonly<Record<TransitionName, Transition>> = {
   not_taken: {
     from: ['in_doubt'],
     to: 'failed',
-    who: 'a person who found it never took effect (in-doubt resolve --not-created)',
+    who: 'a person who found it never took effect (in-doubt resolve --not-created), once its request can no longer land (never sent, or the late-effect window ran out)',
     statement: 'markNotTaken',
-    may: anyone,
+    may: cannotLand,
   },
   discard: {
-    from: ['none', 'failed'],
+    from: ['none', 'failed', 'discarded'],
     to: 'discarded',
-    who: 'a person (dlq discard) or a superseding ERP event, for an event dead-lettered without effect: it never takes effect, whatever delivers it again',
+    who: 'a person (dlq discard) or a superseding ERP event, for an event dead-lettered without effect: it never takes effect, whatever delivers it again; idempotent (discarded again stays discarded)',
     statement: 'discard',
     may: anyone,
   },
