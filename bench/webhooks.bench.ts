@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { generate } from 'selfsigned';
 import { Pool } from 'undici';
-import { newWebhookCredentials } from '../src/orders/shared/webhook-credentials.js';
+import { newWebhookCredentials } from '../src/orders/new-payment/webhook-credentials.js';
 import { dedupeKey } from '../src/webhooks/receiver/receive-webhook.command.js';
 import { benchDatabaseName, dropDatabase, freshDatabase } from './pipeline/database.js';
 import { cpuSeconds, machineCpuSeconds, postgresCpuSeconds } from './pipeline/proc.js';

@@ -4,8 +4,8 @@
  * the OpenID provider (CONSOLE_OIDC_*) is set. Every controller is a `@ConsolePage()`: `@ServedOnManagementPort()`, the session
  * guard (sign-in, CSRF) and the console's error pages.
  *
- * ConsoleSharedModule (global while the console is on) gives every console page what it
- * shares: the options, sign-in state, the views, the audit trail, the guard and the filter.
+ * ConsolePagesModule (global while the console is on) gives every console page what it
+ * needs: the options, sign-in state, the views, the audit trail, the guard and the filter.
  * The pages of the operations (dead letters, in doubt, settlements, overview) come in
  * ConsoleOperationsModule.
  */
@@ -38,7 +38,7 @@ import { ConsoleViews } from './page/console-views.js';
 import { ConsoleAuth } from './sign-in/console-auth.js';
 import { SignInController, SignOutController } from './sign-in/sign-in.controller.js';
 
-const SHARED = [
+const EVERY_PAGE_NEEDS = [
   ConsoleAuth,
   ConsoleCookies,
   ConsoleViews,
@@ -50,15 +50,15 @@ const SHARED = [
 
 @Global()
 @Module({})
-export class ConsoleSharedModule {
+export class ConsolePagesModule {
   static forRoot(config: AppConfig, overrides: ConsoleOverrides): DynamicModule {
     return {
-      module: ConsoleSharedModule,
+      module: ConsolePagesModule,
       providers: [
         { provide: CONSOLE_OPTIONS, useValue: consoleOptions(config, overrides) },
-        ...SHARED,
+        ...EVERY_PAGE_NEEDS,
       ],
-      exports: [CONSOLE_OPTIONS, ...SHARED],
+      exports: [CONSOLE_OPTIONS, ...EVERY_PAGE_NEEDS],
     };
   }
 }
@@ -80,7 +80,7 @@ export class ConsoleModule {
       module: ConsoleModule,
       imports: [
         DatabaseModule.forFeature(OPERATOR_ACTION_ENTITIES),
-        ConsoleSharedModule.forRoot(config, overrides),
+        ConsolePagesModule.forRoot(config, overrides),
         ConsoleOperationsModule.forRoot(outbox),
         // The order page's "Erase personal data": the erasure of `privacy erase --order`.
         PrivacyModule.forRoot(),

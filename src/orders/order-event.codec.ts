@@ -1,5 +1,5 @@
 /**
- * How the generic order-events transport (src/messaging) reads ERP order events: this
+ * How the generic inbound-events transport (src/messaging) reads ERP order events: this
  * folder owns the envelope, the event types and the context its handlers get, and hands
  * them to the transport as INBOUND_EVENT_CODEC, so src/messaging knows no order type.
  */

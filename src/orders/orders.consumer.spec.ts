@@ -45,16 +45,21 @@ function patterns(consumer: OrdersConsumer): Map<string, Method[]> {
   return found;
 }
 
+/**
+ * The consumer with a runner that records each command and the spec it was handed, and
+ * handlers that are only their type's spec.
+ */
 function recordingConsumer() {
-  const received: OrderCommand[] = [];
-  const handler = {
-    execute: (command: OrderCommand) => {
-      received.push(command);
-      return Promise.resolve('applied' as const);
+  const received: { command: OrderCommand; spec: string }[] = [];
+  const runner = {
+    run: (command: OrderCommand, spec: { type: string }) => {
+      received.push({ command, spec: spec.type });
+      return Promise.resolve({ kind: 'applied' } as const);
     },
   };
-  const handlers = ORDER_EVENT_TYPES.map(() => handler);
+  const handlers = ORDER_EVENT_TYPES.map((type) => ({ spec: { type } }));
   const consumer = new (OrdersConsumer as unknown as new (...args: unknown[]) => OrdersConsumer)(
+    runner,
     ...handlers,
   );
   return { consumer, received };
@@ -94,7 +99,8 @@ describe('OrdersConsumer', () => {
       const message = aMessage(envelope, { partition: 3, offset: '42' });
       const [method] = found.get(type) ?? [];
       await expect(method?.(envelope, aContext(message, 2))).resolves.toBe('applied');
-      const command = received.at(-1);
+      const { command, spec } = received.at(-1) ?? {};
+      expect(spec).toBe(type);
       expect(command?.event.type).toBe(type);
       expect(command?.eventId).toBe(envelope.eventId);
       expect(command?.source).toEqual({
@@ -108,16 +114,16 @@ describe('OrdersConsumer', () => {
     expect(received).toHaveLength(ORDER_EVENT_TYPES.length);
   });
 
-  it('refuses data that breaks the contract, and a type routed to the wrong method', async () => {
+  it('refuses data that breaks the contract, and a type it does not know', async () => {
     const { consumer, received } = recordingConsumer();
     const found = patterns(consumer);
-    const [onCancelled] = found.get('order.cancelled') ?? [];
     const [onRefund] = found.get('order.refund_requested') ?? [];
     const refund = anEnvelope('order.refund_requested', refundRequestedData());
     const broken = { ...refund, data: { ...refund.data, amountGross: 'lots' } };
     await expect(onRefund?.(broken, aContext(aMessage(broken)))).rejects.toThrow(InvalidEventError);
-    await expect(onCancelled?.(refund, aContext(aMessage(refund)))).rejects.toThrow(
-      /routed to the handler of order.cancelled/,
+    const unknown = { ...refund, type: 'order.teleported' } as unknown as OrderEnvelope;
+    await expect(onRefund?.(unknown, aContext(aMessage(refund)))).rejects.toThrow(
+      /unknown event type "order.teleported"/,
     );
     expect(received).toHaveLength(0);
   });

@@ -1,17 +1,17 @@
 /**
- * The order pipeline: the consumer (@EventPattern per order event type), its eleven
- * handlers, the command runner with its attempt ledger, the repositories of the order
- * tables, and the Postgres dead-letter sink.
+ * The order pipeline: the consumer (one @EventPattern for every order event type), its
+ * eleven handlers, the command runner with its attempt ledger, the repositories of the
+ * order tables.
  *
  *   imports: [OrdersModule]                                  // defaults from APP_CONFIG
  *   imports: [OrdersModule.forRoot({ attemptLeaseMs: … })]   // with overrides
  *
  * Needs (global): DataSource (DatabaseModule), APP_CONFIG (ConfigModule), APP_LOGGER
- * (LoggerModule), PAYFLOW_API (PayflowModule, global or passed in `imports`).
+ * (LoggerModule), PayflowClient (PayflowModule, global or passed in `imports`).
  * Exports: the handlers, IN_DOUBT_RESOLVER (the port of src/payments, for the webhook
  * processor), TransactionBatcher, ORDERS_OPTIONS; and, to the whole
  * application (OrderEventCodecModule is global), INBOUND_EVENT_CODEC: how the generic
- * order-events transport reads order events.
+ * inbound-events transport reads order events.
  */
 import { Global, Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import type { AppConfig } from '../config/app-config.js';
@@ -50,10 +50,9 @@ import { PaymentResendRequestedHandler } from './payment-resend-requested/paymen
 import { RefundRequestedHandler } from './refund-requested/refund-requested.handler.js';
 import { ProcessedEventEntity } from './processed-event.entity.js';
 import { ProcessedEventRepository } from './processed-event.repository.js';
-import { NewPaymentWrites } from './shared/new-payment.js';
-import { PaymentCommandKit } from './shared/payment-command.js';
-import { PaymentMethodCatalog } from './shared/payment-methods.js';
-import { PaymentTargets } from './shared/payment-target.js';
+import { NewPaymentWrites } from './new-payment/new-payment.js';
+import { PaymentMethodCatalog } from './mapping/payment-methods.js';
+import { PaymentTargets } from './latest-payment/payment-target.js';
 import { TerminalReceiptRequestedHandler } from './terminal-receipt-requested/terminal-receipt-requested.handler.js';
 
 export type OrdersOptionOverrides = Partial<OrdersOptions> & {
@@ -82,7 +81,7 @@ export const ORDER_HANDLERS = [
   TerminalReceiptRequestedHandler,
 ] as const;
 
-/** INBOUND_EVENT_CODEC for OrderEventsTransportModule, wherever the application imports it. */
+/** INBOUND_EVENT_CODEC for InboundEventsTransportModule, wherever the application imports it. */
 @Global()
 @Module({
   providers: [{ provide: INBOUND_EVENT_CODEC, useValue: orderEventCodec }],
@@ -111,7 +110,6 @@ export class OrderEventCodecModule {}
     CommandAttemptRepository,
     PaymentMethodCatalog,
     PaymentTargets,
-    PaymentCommandKit,
     NewPaymentWrites,
     AttemptBegin,
     CommandRunner,

@@ -1,6 +1,6 @@
 /**
  * The one back-off of the house: capped exponential delays with jitter, so that callers
- * that failed together spread out. The order-events transport, the dead-letter sink's
+ * that failed together spread out. The inbound-events transport, the dead-letter sink's
  * retries and the Payflow client use equal jitter (half fixed, half random: never sooner
  * than half the delay); the outbox relay's bucket back-off spreads ±20 % around the delay;
  * the order engine's retries of a record use the plain doubling (`none`).

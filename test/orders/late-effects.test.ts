@@ -16,7 +16,7 @@ import { PAYFLOW_API } from '../../src/payflow/payflow.module.js';
 import type { PayflowApi } from '../../src/payflow/payflow.types.js';
 import { Database } from '../../src/database/database.js';
 import { UnexplainedEffects } from '../../src/payments/unexplained-effects/unexplained-effects.service.js';
-import type { CommandOutcome } from '../../src/orders/engine/order-command.js';
+import type { Delivered } from '../../src/orders/engine/command-outcome.js';
 import {
   anEnvelope,
   anOrderId,
@@ -105,7 +105,7 @@ async function untilSettled(
   envelope: Envelope,
   firstAttempt = 1,
   limitMs = 40_000,
-): Promise<{ outcome: CommandOutcome; held: number }> {
+): Promise<{ outcome: Delivered; held: number }> {
   const deadline = Date.now() + limitMs;
   let held = 0;
   for (let attempt = firstAttempt; Date.now() < deadline; attempt++) {
@@ -302,7 +302,7 @@ describe('a request Payflow applies after the window', () => {
 });
 
 /** untilSettled, where the held call's own attempt fails after the window and is retried. */
-async function untilSettledOrRetried(envelope: Envelope): Promise<CommandOutcome> {
+async function untilSettledOrRetried(envelope: Envelope): Promise<Delivered> {
   for (let attempt = 2; attempt < 60; attempt++) {
     try {
       return (await untilSettled(pipeline, envelope, attempt)).outcome;

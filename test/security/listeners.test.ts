@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import type pg from 'pg';
 import { Agent, Client, request } from 'undici';
-import { newWebhookCredentials } from '../../src/orders/shared/webhook-credentials.js';
+import { newWebhookCredentials } from '../../src/orders/new-payment/webhook-credentials.js';
 import type { Worker } from '../../src/worker.js';
 import { openTestPool } from '../support/database.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';

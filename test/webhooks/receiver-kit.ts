@@ -16,7 +16,7 @@ import { LoggerModule } from '../../src/logging/logger.module.js';
 import { silentLogger } from '../../src/logging/logger.js';
 import { DatabaseModule } from '../../src/database/database.module.js';
 import { MetricsModule } from '../../src/management/metrics/metrics.module.js';
-import { newWebhookCredentials } from '../../src/orders/shared/webhook-credentials.js';
+import { newWebhookCredentials } from '../../src/orders/new-payment/webhook-credentials.js';
 import type { WebhookReceiverOptions } from '../../src/webhooks/receiver/receiver.options.js';
 import { WebhooksReceiverModule } from '../../src/webhooks/webhooks-receiver.module.js';
 import { openTestPool, createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -1,40 +1,50 @@
 /** order.cancelled → DELETE /api/payments/{payflow_id}; emits payment.cancelled. */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PayflowError } from '../../payflow/payflow.errors.js';
 import { InstallmentRepository } from '../../payments/installment.repository.js';
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../database/statement.js';
 import { OrderRepository } from '../order.repository.js';
-import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { targetEvent } from '../shared/payment-target.js';
+import { onLatestPayment, type OnTarget } from '../latest-payment/on-latest-payment.js';
+import { targetEvent, PaymentTargets } from '../latest-payment/payment-target.js';
 import { cancelGoneVerdict, cancelVerdict, type CancelResult } from './cancelled.probe.js';
+import type { CommandSpec, OrderEventHandler } from '../engine/command-spec.js';
+import { Database } from '../../database/database.js';
+import { PaymentAggregateStore } from '../../payments/payment-aggregate.store.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
 
 @Injectable()
-export class CancelledHandler extends PaymentCommandHandler<
-  'order.cancelled',
-  { readonly payment: PaymentAggregate },
-  CancelResult
-> {
+export class CancelledHandler implements OrderEventHandler<'order.cancelled'> {
+  readonly spec: CommandSpec<
+    'order.cancelled',
+    OnTarget<{ readonly payment: PaymentAggregate }>,
+    CancelResult
+  >;
+
   constructor(
-    kit: PaymentCommandKit,
+    targets: PaymentTargets,
+    database: Database,
+    aggregates: PaymentAggregateStore,
+    @Inject(PayflowClient) payflow: PayflowApi,
     orders: OrderRepository,
     installments: InstallmentRepository,
   ) {
-    super(kit, {
+    this.spec = onLatestPayment(targets, {
       type: 'order.cancelled',
       // A repeated cancel is refused (business.payment_final): never repeated blindly.
       repeatable: false,
       map: async (_command, target) => ({
-        payment: await kit.aggregates.load(kit.database.sql, target.payment),
+        payment: await aggregates.load(database.sql, target.payment),
       }),
       call: ({ target }, options) =>
-        kit.payflow.cancelPayment(target.payment.payflowId, {
+        payflow.cancelPayment(target.payment.payflowId, {
           ...options,
           currency: target.payment.currency,
         }),
       probe: async ({ target }, options) => {
         try {
-          const status = await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+          const status = await payflow.getPaymentStatus(target.payment.payflowId, {
             ...options,
             currency: target.payment.currency,
           });
@@ -49,7 +59,7 @@ export class CancelledHandler extends PaymentCommandHandler<
       complete: async (tx, { state: { target, payment }, result, command }) => {
         const change = payment.cancel(result.status);
         await executeTogether(tx, [
-          ...kit.aggregates.cancelParts(change, command),
+          ...aggregates.cancelParts(change, command),
           orders.markCancelled(command.orderId),
           installments.setStatusesByPayflowId(
             change.paymentId,

@@ -1,6 +1,6 @@
 /** order.document_attached → POST /api/payments/uploadDocument (JSON with base64 content). */
 import type { UploadDocumentInput } from '../../payflow/payflow.types.js';
-import { mappingFailed } from '../shared/order-amounts.js';
+import { mappingFailed } from '../mapping/order-amounts.js';
 import type { OrderEventData } from '../../events/order-event.schema.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

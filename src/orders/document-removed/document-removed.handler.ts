@@ -1,11 +1,15 @@
 /** order.document_removed → DELETE /api/payments/uploadDocument/{payflow_id}/{document_id}. */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { DeletedDocument } from '../../payflow/payflow.types.js';
 import { DocumentRepository } from '../../payments/document.repository.js';
-import { mappingFailed } from '../shared/order-amounts.js';
-import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { targetEvent } from '../shared/payment-target.js';
+import { mappingFailed } from '../mapping/order-amounts.js';
+import { onLatestPayment, type OnTarget } from '../latest-payment/on-latest-payment.js';
+import { targetEvent, PaymentTargets } from '../latest-payment/payment-target.js';
 import { documentRemovedVerdict } from './document-removed.probe.js';
+import type { CommandSpec, OrderEventHandler } from '../engine/command-spec.js';
+import { Database } from '../../database/database.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
 
 interface RemoveState {
   readonly ref: string;
@@ -15,19 +19,22 @@ interface RemoveState {
 }
 
 @Injectable()
-export class DocumentRemovedHandler extends PaymentCommandHandler<
-  'order.document_removed',
-  RemoveState,
-  DeletedDocument
-> {
-  constructor(kit: PaymentCommandKit, documents: DocumentRepository) {
-    super(kit, {
+export class DocumentRemovedHandler implements OrderEventHandler<'order.document_removed'> {
+  readonly spec: CommandSpec<'order.document_removed', OnTarget<RemoveState>, DeletedDocument>;
+
+  constructor(
+    targets: PaymentTargets,
+    database: Database,
+    @Inject(PayflowClient) payflow: PayflowApi,
+    documents: DocumentRepository,
+  ) {
+    this.spec = onLatestPayment(targets, {
       type: 'order.document_removed',
       // A repeated DELETE answers 404: never repeated blindly.
       repeatable: false,
       map: async (command, target) => {
         const ref = command.event.data.documentRef;
-        const row = await documents.findLive(kit.database.sql, target.payment.id, ref);
+        const row = await documents.findLive(database.sql, target.payment.id, ref);
         if (row === null || row.payflowDocumentId === null) {
           throw mappingFailed(
             'ORDER.UNKNOWN_DOCUMENT_REF',
@@ -37,10 +44,10 @@ export class DocumentRemovedHandler extends PaymentCommandHandler<
         return { ref, documentRowId: row.id, payflowDocumentId: row.payflowDocumentId };
       },
       call: ({ target, payflowDocumentId }, options) =>
-        kit.payflow.deleteDocument(target.payment.payflowId, payflowDocumentId, options),
+        payflow.deleteDocument(target.payment.payflowId, payflowDocumentId, options),
       probe: async ({ target, payflowDocumentId }, options) =>
         documentRemovedVerdict(
-          await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+          await payflow.getPaymentStatus(target.payment.payflowId, {
             ...options,
             currency: target.payment.currency,
           }),

@@ -26,7 +26,7 @@ import { OutboxWriter } from '../../outbox/outbox-writer.js';
 import { OrderBusyError } from '../order.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
-import { NewPaymentWrites, type NewPayment } from '../shared/new-payment.js';
+import { NewPaymentWrites, type NewPayment } from '../new-payment/new-payment.js';
 import { decide, type PendingOutcome } from './protocol/attempt-decision.js';
 import { afterLeaseExpired } from './protocol/attempt-steps.js';
 import {
@@ -36,11 +36,12 @@ import {
   type ProbedHold,
 } from './attempts/command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
+import { DUPLICATE, type CommandOutcome, type NotApplied } from './command-outcome.js';
 import type { OrderCommand } from './order-command.js';
 
 export type Begun =
-  | { readonly kind: 'duplicate' }
-  | { readonly kind: 'throw'; readonly error: Error }
+  /** Nothing to call: the event was processed before, or cannot be handled now (why). */
+  | { readonly kind: 'done'; readonly outcome: CommandOutcome }
   /** This worker holds the outcome of the started attempt: record it. */
   | { readonly kind: 'resume' }
   | {
@@ -126,27 +127,27 @@ export class AttemptBegin {
           paymentId: mapped?.paymentId ?? null,
         };
       case 'duplicate':
-        return { kind: 'duplicate' };
+        return { kind: 'done', outcome: DUPLICATE };
       case 'resume':
         return { kind: 'resume' };
       case 'blocked':
-        return {
-          kind: 'throw',
+        return done({
+          kind: 'blocked',
           error: new BlockedByEarlierFailureError(
             `order ${orderId} is blocked by an earlier dead-lettered event (${decision.reason ?? 'no reason recorded'})`,
             { metadata: { orderId, eventId } },
           ),
-        };
+        });
       case 'busy':
-        return {
-          kind: 'throw',
+        return done({
+          kind: 'busy',
           error: new OrderBusyError(
             `event ${eventId} of order ${orderId} is being handled by worker ${decision.owner ?? '?'}`,
             { metadata: { orderId, eventId } },
           ),
-        };
+        });
       case 'in_doubt':
-        return { kind: 'throw', error: inDoubtError(command, 'an earlier attempt') };
+        return done({ kind: 'in_doubt', error: inDoubtError(command, 'an earlier attempt') });
       case 'lease_expired': {
         const next = afterLeaseExpired({
           mapped: mapped !== undefined,
@@ -156,7 +157,7 @@ export class AttemptBegin {
         if (next.kind === 'send_again') {
           if (mapped === undefined) throw new Error('a takeover without a mapping');
           const taken = await this.attempts.takeOverProbed(tx, decision.attemptId, owner, null);
-          if (taken === null) return { kind: 'throw', error: busyError(command) };
+          if (taken === null) return done({ kind: 'busy', error: busyError(command) });
           return {
             kind: 'start',
             attemptId: taken.attemptId,
@@ -175,7 +176,7 @@ export class AttemptBegin {
           };
         }
         await this.markInDoubt(tx, command, spec, decision.attemptId, next.errorCode, next.cause);
-        return { kind: 'throw', error: inDoubtError(command, next.cause) };
+        return done({ kind: 'in_doubt', error: inDoubtError(command, next.cause) });
       }
       case 'mapping_failed': {
         if (mappingError === undefined) throw new Error('mapping_failed without a mapping error');
@@ -191,7 +192,7 @@ export class AttemptBegin {
           const events = await spec.onFailure(tx, failure, command);
           this.outbox.defer(tx, events, undefined, command.trace.headers());
         }
-        return { kind: 'throw', error: mappingError };
+        return done({ kind: 'mapping_failed', error: mappingError });
       }
       case 'unknown_state':
         throw new Error(`attempt of event ${eventId} is in an unknown state (${decision.state})`);
@@ -208,14 +209,9 @@ export class AttemptBegin {
           orderId,
           paymentId,
         });
-        if (attemptId === null) {
-          throw new OrderBusyError(
-            `event ${eventId} of order ${orderId} is being handled elsewhere`,
-            {
-              metadata: { orderId, eventId },
-            },
-          );
-        }
+        // Thrown, not returned: the rows written for the retry must roll back with it
+        // (the runner's begin step turns it into the `busy` outcome).
+        if (attemptId === null) throw busyError(command);
         const started = { kind: 'start', attemptId, paymentId } as const;
         if (decision.reason !== 'unsent') return started;
         // Its worker died before the request left (e.g. behind the 429 gate): nothing
@@ -324,6 +320,10 @@ export class AttemptBegin {
   private owner(type: OrderEventType): { command: string; owner: string; leaseMs: number } {
     return { command: type, owner: this.options.workerId, leaseMs: this.options.attemptLeaseMs };
   }
+}
+
+function done(outcome: NotApplied): Begun {
+  return { kind: 'done', outcome };
 }
 
 /** Another worker holds (or took) the event's attempt. */

@@ -20,6 +20,7 @@ import type {
 } from './attempts/command-attempt.repository.js';
 import type { LateEffectDecision, ProbeMetrics } from './probe-metrics.js';
 import type { AfterProbe } from './protocol/attempt-steps.js';
+import type { NotApplied } from './command-outcome.js';
 import { commandLogContext } from './order-command.js';
 import { lateEffectReadDelayMs } from './protocol/late-effect-wait.js';
 
@@ -35,16 +36,17 @@ export class AttemptHold {
   /**
    * A probe found the call not applied. The ledger's clock decides in one transaction:
    * once the late-effect window has passed since its latest request left, it is sent again
-   * (a stopped worker's attempt taken over and returned; this worker's own failed and its
-   * event retried, thrown); while the window runs it is held, and the event waits to read
-   * again (LateEffectPendingError, thrown). Returns the attempt taken over for a new call.
+   * (a stopped worker's attempt taken over and returned for a new call; this worker's own
+   * failed, and its event's retry sends it: `send_again`); while the window runs it is held,
+   * and the event waits to read again (`waiting_for_late_effect`). Losing the attempt to
+   * another worker meanwhile is `busy`.
    */
   async notApplied<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
     next: Extract<AfterProbe<R>, { kind: 'not_applied' }>,
     probed: ProbedHold,
     decided: (outcome: LateEffectDecision) => void,
-  ): Promise<string> {
+  ): Promise<{ readonly kind: 'taken'; readonly attemptId: string } | NotApplied> {
     const { command, spec, attemptId } = attempt;
     const windowMs = this.options.lateEffectWindowMs;
     const errorCode = next.callError?.code ?? 'ATTEMPT.PROBE_NOT_APPLIED';
@@ -71,22 +73,25 @@ export class AttemptHold {
     switch (outcome.kind) {
       case 'failed':
         decided('sent_again');
-        throw new ProbeNotAppliedError(
-          `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${probed.evidence.shown}) and its request can no longer land; it is sent again`,
-          {
-            cause: next.callError,
-            metadata: { eventId: command.eventId, orderId: command.orderId },
-          },
-        );
+        return {
+          kind: 'send_again',
+          error: new ProbeNotAppliedError(
+            `${spec.type} ${command.eventId} of order ${command.orderId} did not take effect at Payflow (${probed.evidence.shown}) and its request can no longer land; it is sent again`,
+            {
+              cause: next.callError,
+              metadata: { eventId: command.eventId, orderId: command.orderId },
+            },
+          ),
+        };
       case 'taken':
         decided('sent_again');
         this.logger.info(
           about,
           'call not applied and its late-effect window has passed; sent again',
         );
-        return outcome.attemptId;
+        return outcome;
       case 'lost':
-        throw busyError(command);
+        return { kind: 'busy', error: busyError(command) };
       case 'held': {
         const { held } = outcome;
         if (held.first_hold) {
@@ -96,14 +101,17 @@ export class AttemptHold {
             'call not applied yet, but its request may still land: held, Payflow is read again until the window ends',
           );
         }
-        throw new LateEffectPendingError(
-          `${spec.type} ${command.eventId} of order ${command.orderId} is waiting for a late effect until ${held.held_until.toISOString()} (${probed.evidence.shown}); it is not sent again before then`,
-          {
-            untilMs: Date.now() + Math.max(0, held.remaining_ms),
-            retryAfterMs: lateEffectReadDelayMs(held.since_sent_ms, held.remaining_ms),
-          },
-          { metadata: { eventId: command.eventId, orderId: command.orderId } },
-        );
+        return {
+          kind: 'waiting_for_late_effect',
+          error: new LateEffectPendingError(
+            `${spec.type} ${command.eventId} of order ${command.orderId} is waiting for a late effect until ${held.held_until.toISOString()} (${probed.evidence.shown}); it is not sent again before then`,
+            {
+              untilMs: Date.now() + Math.max(0, held.remaining_ms),
+              retryAfterMs: lateEffectReadDelayMs(held.since_sent_ms, held.remaining_ms),
+            },
+            { metadata: { eventId: command.eventId, orderId: command.orderId } },
+          ),
+        };
       }
     }
   }

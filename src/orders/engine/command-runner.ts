@@ -1,32 +1,32 @@
 /**
  * Carries out the exactly-once protocol (protocol/attempt-protocol.ts: its states, its
  * transitions, who may take an attempt over and what in doubt means) for every order event,
- * although Payflow's calls are not idempotent:
+ * although Payflow's calls are not idempotent. `run` reads as the protocol's steps, each in
+ * a file of its own:
  *
- * 1. begin (one batched transaction, attempt-begin.ts): the guard decides
- *    (protocol/attempt-decision.ts) between nothing to do, an error (blocked, busy, in
- *    doubt), a probe and a call; for a call, the attempt is recorded as `started` with this
- *    worker's lease, with the rows the command writes before it.
- * 2. the Payflow call, with a deadline inside the lease. Just before its request leaves
- *    (after the client's 429 gate and a connection slot), `sent_at` is committed
- *    (the call's `onSend`, payflow-send-hook.ts): a call waiting behind the gate when its
- *    worker dies was never sent and is not in doubt. A fresh event that creates a payment
- *    takes steps 1 and 2 at once (begin_sent, attempt-send.ts): its call is made first,
- *    and its `onSend` records the attempt started and sent with the payment's rows.
- * 3. complete (one batched transaction): the attempt `succeeded`, the event id processed,
- *    the state changes and the status events (outbox), together. A failure of the call is
- *    recorded instead, as the protocol says (afterCallFailure, afterProbe): failed, settled
- *    by a probe, or in doubt. An outcome whose recording failed is kept in memory
- *    (protocol/pending-outcomes.ts) for the redelivery to resume.
+ * 1. map the event (the handler's spec), before any transaction;
+ * 2. a fresh event that creates a payment calls first: its send hook records the attempt
+ *    started and sent with the payment's rows (begin_sent, attempt-send.ts);
+ * 3. begin (attempt-begin.ts, one batched transaction): the guard decides
+ *    (protocol/attempt-decision.ts) between nothing to do, a reason not to (blocked, busy,
+ *    in doubt, a failed mapping), a read of Payflow and a call; for a call, the attempt is
+ *    recorded `started` with this worker's lease and the rows the command writes before it;
+ * 4. the Payflow call (attempt-send.ts), with a deadline inside the lease; just before its
+ *    request leaves (after the 429 gate and a connection slot) its send hook commits
+ *    `sent_at`, so a call that waited behind the gate when its worker died is not in doubt;
+ *    or, for a stopped worker's sent attempt, the read of Payflow (attempt-probe.ts);
+ * 5. record (attempt-complete.ts, one batched transaction): the attempt `succeeded`, the
+ *    event processed, the state changes and the status events (outbox), together; a
+ *    failure as the protocol's afterCallFailure says: failed, decided by a read of Payflow,
+ *    held for a late effect (attempt-hold.ts), or in doubt. An outcome whose recording
+ *    failed is kept in memory (protocol/pending-outcomes.ts) for the redelivery to resume.
  *
- * The command's span (OrderCommand.trace) follows it: its headers go with the Payflow call
- * (in the call's context, payflow-trace.ts) and onto every status event in the outbox;
- * the runner's log lines name its traceId.
- *
- * Steps 1 and 3 run through the TransactionBatcher, so that the state writes of many
- * events share one COMMIT; several fresh events of a command that creates a payment share
- * one begin statement. A batch unit may run twice, so the memory and the log lines change
- * only after `batcher.run` resolved.
+ * Every expected outcome is returned as a value (command-outcome.ts); only failures the
+ * protocol does not know (Postgres down, a bug) are thrown. The command's span follows it:
+ * its headers go with the Payflow call and onto every status event; log lines name its
+ * traceId. Steps 3 and 5 share COMMITs with other events through the TransactionBatcher;
+ * a batch unit may run twice, so the memory and the log lines change only after
+ * `batcher.run` resolved.
  */
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { describeError } from '../../errors/app-error.js';
@@ -36,28 +36,21 @@ import type { AppLogger } from '../../logging/logger.js';
 import { TransactionBatcher } from '../../database/transaction-batcher.js';
 import { MappingFailedError } from '../../errors/dead-letter.errors.js';
 import { OutboxWriter } from '../../outbox/outbox-writer.js';
+import { OrderBusyError } from '../order.errors.js';
 import type { PayflowError } from '../../payflow/payflow.errors.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
-import {
-  AttemptBegin,
-  busyError,
-  inDoubtError,
-  type Begun,
-  type FreshItem,
-} from './attempt-begin.js';
+import { AttemptBegin, inDoubtError, type Begun, type FreshItem } from './attempt-begin.js';
 import { AttemptComplete, type StartedAttempt } from './attempt-complete.js';
+import { APPLIED, type CommandOutcome } from './command-outcome.js';
 import { AttemptSend } from './attempt-send.js';
 import { AttemptHold } from './attempt-hold.js';
-import {
-  CommandAttemptRepository,
-  type ProbedHold,
-} from './attempts/command-attempt.repository.js';
+import { AttemptProbe, logInDoubt } from './attempt-probe.js';
+import { CommandAttemptRepository } from './attempts/command-attempt.repository.js';
 import type { CommandSpec, Mapped } from './command-spec.js';
-import { PROBE_METRICS, type LateEffectDecision, type ProbeMetrics } from './probe-metrics.js';
-import { commandLogContext, type CommandOutcome, type OrderCommand } from './order-command.js';
-import { readPayflow } from './payflow-probe.js';
-import { afterCallFailure, afterProbe, type ProbeHold } from './protocol/attempt-steps.js';
+import { PROBE_METRICS, type ProbeMetrics } from './probe-metrics.js';
+import { commandLogContext, type OrderCommand } from './order-command.js';
+import { afterCallFailure } from './protocol/attempt-steps.js';
 import { PendingOutcomes } from './protocol/pending-outcomes.js';
 
 @Injectable()
@@ -68,7 +61,7 @@ export class CommandRunner {
   private readonly beginKeys = new Map<OrderEventType, object>();
   private readonly send: AttemptSend;
   private readonly complete: AttemptComplete;
-  private readonly hold: AttemptHold;
+  private readonly prober: AttemptProbe;
   constructor(
     private readonly batcher: TransactionBatcher,
     private readonly attempts: CommandAttemptRepository,
@@ -80,90 +73,107 @@ export class CommandRunner {
   ) {
     this.send = new AttemptSend(attempts, begin, options);
     this.complete = new AttemptComplete(attempts, outbox, logger);
-    this.hold = new AttemptHold(batcher, attempts, options, logger, metrics);
+    const hold = new AttemptHold(batcher, attempts, options, logger, metrics);
+    this.prober = new AttemptProbe(
+      batcher,
+      attempts,
+      begin,
+      this.complete,
+      hold,
+      this.pending,
+      options,
+      logger,
+      metrics,
+    );
   }
 
-  /** Runs one command through begin → call → complete. */
+  /** One event through the protocol: map, begin, call (or read Payflow), record. */
   async run<T extends OrderEventType, S, R>(
     command: OrderCommand<T>,
     spec: CommandSpec<T, S, R>,
   ): Promise<CommandOutcome> {
-    let mapped: Mapped<S> | undefined;
-    let mappingError: MappingFailedError | undefined;
-    try {
-      mapped = await spec.map(command);
-    } catch (error) {
-      if (!(error instanceof MappingFailedError)) throw error;
-      mappingError = error;
-    }
-    // A fresh event that creates a payment begins in its call's send hook (begin_sent);
-    // when that began nothing, the begin step comes first, as for every other event.
+    // 1. Map, before any transaction. A mapping failure takes effect after the guard, so
+    //    that a processed event stays a no-op and a blocked order stays blocked.
+    const mapping = await mapEvent(command, spec);
+
+    // 2. A fresh event that creates a payment calls first: its send hook begins the attempt,
+    //    started and sent at once (begin_sent). When that began nothing, it begins as below.
     let fresh: FreshItem | undefined;
-    if (mapped?.newPayment !== undefined && this.pending.kindOf(command.eventId) === null) {
-      const item = { command, newPayment: mapped.newPayment };
-      const call = await this.callFresh(command, spec, mapped.state, item);
-      if (call === 'applied') return call;
+    const newPayment = mapping.mapped?.newPayment;
+    if (newPayment !== undefined && this.pending.kindOf(command.eventId) === null) {
+      const item = { command, newPayment };
+      const state = (mapping.mapped as Mapped<S>).state;
+      const call = await this.send.callFresh(command, spec, state, item);
+      if (call.kind === 'begun') {
+        const { attemptId, paymentId } = call;
+        return this.record({ command, spec, state, attemptId, paymentId }, call.outcome);
+      }
       // An attempt the hook may have recorded unheard never left: this worker's own call
       // had no effect (the guard then takes it over, restart_own, instead of busy).
       if (call.unheard) this.pending.remember(command.eventId, { kind: 'no_effect' });
       // The hook never ran (the call failed before): still fresh, begun with the others.
       if (!call.hookRan) fresh = item;
     }
-    const begun =
-      (fresh === undefined ? undefined : await this.beginFresh(command, spec.type, fresh)) ??
-      (await this.batcher.run((tx) =>
-        this.begin.one(
-          tx,
-          command,
-          spec,
-          mapped,
-          mappingError,
-          this.pending.kindOf(command.eventId),
-        ),
-      ));
+
+    // 3. Begin: the guard decides between nothing to do, a reason not to, a read of
+    //    Payflow, and a call (protocol/attempt-decision.ts).
+    const begun = await this.beginStep(command, spec, mapping, fresh);
     switch (begun.kind) {
-      case 'duplicate':
-        return 'duplicate';
-      case 'throw':
-        throw begun.error;
+      case 'done':
+        return begun.outcome;
       case 'resume':
+        // Payflow applied this worker's call, whose recording failed: record it now.
         await this.batcher.run(this.pending.outcome(command.eventId));
         this.pending.forget(command.eventId);
-        return 'applied';
+        return APPLIED;
       case 'probe': {
-        // A stopped worker's attempt whose request left: Payflow's own state decides.
-        if (mapped === undefined) throw new Error('a probe without a mapping');
+        // 4a. A stopped worker's attempt whose request left: Payflow's own state decides.
         const { attemptId, paymentId, heldSince } = begun;
-        const probed = { command, spec, state: mapped.state, attemptId, paymentId };
-        const started = await this.probe(probed, { kind: 'expired' }, heldSince);
-        if (started !== 'settled') await this.callAndRecord(started);
-        return 'applied';
+        const state = requireMapped(mapping, 'a probe').state;
+        const read = await this.prober.read(
+          { command, spec, state, attemptId, paymentId },
+          { kind: 'expired' },
+          heldSince,
+        );
+        return read.kind === 'taken_over' ? this.callAndRecord(read.attempt) : read;
       }
-      case 'start':
-        if (mapped === undefined) throw new Error('an attempt started without a mapping');
-        if (begun.takenOverRepeatable !== undefined) {
-          this.logger.info(
-            { ...commandLogContext(command, spec.type), ...begun.takenOverRepeatable },
-            'attempt of a stopped worker was sent, and its call is repeatable; sending it again',
-          );
-        }
-        if (begun.takenOverUnsent !== undefined) {
-          this.logger.info(
-            { ...commandLogContext(command, spec.type), ...begun.takenOverUnsent },
-            'attempt of a stopped worker was never sent; taking it over',
-          );
-        }
+      case 'start': {
+        const state = requireMapped(mapping, 'an attempt').state;
+        this.logTakeOver(command, spec.type, begun);
         // A recorded outcome of an earlier attempt is superseded by the new attempt (done
         // here, once the attempt is committed: a batch unit may run twice).
         this.pending.forget(command.eventId);
-        await this.callAndRecord({
-          command,
-          spec,
-          state: mapped.state,
-          attemptId: begun.attemptId,
-          paymentId: begun.paymentId,
-        });
-        return 'applied';
+        // 4b. The call.
+        const { attemptId, paymentId } = begun;
+        return this.callAndRecord({ command, spec, state, attemptId, paymentId });
+      }
+    }
+  }
+
+  /**
+   * The begin step, in a batched transaction: for a fresh event of a command that creates
+   * a payment, the statement shared with the other fresh events of that command; else the
+   * event's own. A retry that lost its attempt to another worker is `busy`.
+   */
+  private async beginStep<T extends OrderEventType, S, R>(
+    command: OrderCommand<T>,
+    spec: CommandSpec<T, S, R>,
+    mapping: Mapping<S>,
+    fresh: FreshItem | undefined,
+  ): Promise<Begun> {
+    const shared =
+      fresh === undefined ? undefined : await this.beginFresh(command, spec.type, fresh);
+    if (shared !== undefined) return shared;
+    const pending = this.pending.kindOf(command.eventId);
+    try {
+      return await this.batcher.run((tx) =>
+        this.begin.one(tx, command, spec, mapping.mapped, mapping.error, pending),
+      );
+    } catch (error) {
+      // Thrown by the unit so that its rows rolled back; an outcome all the same.
+      if (error instanceof OrderBusyError)
+        return { kind: 'done', outcome: { kind: 'busy', error } };
+      throw error;
     }
   }
 
@@ -200,205 +210,156 @@ export class CommandRunner {
     }
   }
 
-  /**
-   * A fresh event of a command that creates a payment: the call first, its begin and sent
-   * in one step in the send hook (AttemptSend.callFresh), then its outcome recorded as
-   * after any call. `not_begun` when nothing was begun (no request left).
-   */
-  private async callFresh<T extends OrderEventType, S, R>(
-    command: OrderCommand<T>,
-    spec: CommandSpec<T, S, R>,
-    state: S,
-    item: FreshItem,
-  ): Promise<'applied' | { readonly hookRan: boolean; readonly unheard: boolean }> {
-    const call = await this.send.callFresh(command, spec, state, item);
-    if (call.kind === 'not_begun') return call;
-    const { attemptId, paymentId, outcome } = call;
-    const attempt = { command, spec, state, attemptId, paymentId };
-    if (outcome.ok) await this.record(attempt, outcome.result);
-    else await this.recordFailure(attempt, outcome.error);
-    return 'applied';
-  }
-
+  /** The call of a started attempt (its send hook commits `sent_at`), and its outcome recorded. */
   private async callAndRecord<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
-  ): Promise<void> {
+  ): Promise<CommandOutcome> {
     const { command, spec, state, attemptId } = attempt;
-    let result: R;
+    let call: CallResult<R>;
     try {
-      result = await this.send.call(command, spec, state, attemptId);
+      call = { ok: true, result: await this.send.call(command, spec, state, attemptId) };
     } catch (error) {
-      return this.recordFailure(attempt, error);
+      call = { ok: false, error };
     }
-    await this.record(attempt, result);
+    return this.record(attempt, call);
+  }
+
+  /** 5. The outcome of a call recorded: complete on success, else as the protocol says. */
+  private record<T extends OrderEventType, S, R>(
+    attempt: StartedAttempt<T, S, R>,
+    call: CallResult<R>,
+  ): Promise<CommandOutcome> {
+    return call.ok
+      ? this.recordSuccess(attempt, call.result)
+      : this.recordFailure(attempt, call.error);
   }
 
   /** The call succeeded: complete, batched with other events' outcomes. */
-  private async record<T extends OrderEventType, S, R>(
+  private async recordSuccess<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
     result: R,
-  ): Promise<void> {
-    const { command } = attempt;
+  ): Promise<CommandOutcome> {
     const finish = this.complete.unit(attempt, result);
     try {
       await this.batcher.run(finish);
     } catch (error) {
       // Payflow did it; only the recording failed. Keep the outcome, so that the retry of
       // this event records it instead of calling Payflow again.
-      this.pending.remember(command.eventId, { kind: 'outcome', finish });
+      this.pending.remember(attempt.command.eventId, { kind: 'outcome', finish });
       throw error;
     }
-  }
-
-  /**
-   * An attempt that may have taken effect (`expired`: a stopped worker's sent attempt, or
-   * one held for a late effect; `own`: this worker's call failed unclearly): Payflow's own
-   * state decides, as the protocol's afterProbe says. Took effect → recorded as after a
-   * successful call (`settled`); not applied → while its request may still land, held and
-   * the event retried later to read again (LateEffectPendingError); after that, a stopped
-   * worker's attempt is taken over and returned for a new call, this worker's own is failed
-   * and the event retried (thrown), which sends it again; unreadable or undecided → in
-   * doubt, thrown. Losing an expired attempt to another worker meanwhile is busy.
-   * `heldSince`: when the attempt was first held, for the time to a decision.
-   */
-  private async probe<T extends OrderEventType, S, R>(
-    attempt: StartedAttempt<T, S, R>,
-    hold: ProbeHold,
-    heldSince: Date | null = null,
-  ): Promise<StartedAttempt<T, S, R> | 'settled'> {
-    const { command, spec, attemptId } = attempt;
-    const verdict = await readPayflow(command, spec, attempt.state, {
-      deadlineMs: this.options.callDeadlineMs,
-      logger: this.logger,
-      metrics: this.metrics,
-    });
-    const owner = this.options.workerId;
-    const found = { outcome: verdict.kind, evidence: verdict.evidence };
-    const probed: ProbedHold = { hold: hold.kind, owner, ...found };
-    const next = afterProbe(hold, verdict);
-    const decided = (outcome: LateEffectDecision): void => {
-      if (heldSince === null) return;
-      this.metrics?.lateEffectDecided(
-        spec.type,
-        outcome,
-        (Date.now() - heldSince.getTime()) / 1000,
-      );
-    };
-    switch (next.kind) {
-      case 'complete':
-        await this.completeProbed(attempt, next.result, probed);
-        decided('took_effect');
-        return 'settled';
-      case 'not_applied': {
-        const taken = await this.hold.notApplied(attempt, next, probed, decided);
-        this.pending.forget(command.eventId);
-        return { ...attempt, attemptId: taken };
-      }
-      case 'in_doubt': {
-        const { errorCode, cause, callError } = next;
-        const marked = await this.batcher.run((tx) =>
-          this.begin.markInDoubt(tx, command, spec, attemptId, errorCode, cause, probed),
-        );
-        if (!marked && next.notMarked === 'busy') throw busyError(command);
-        if (marked) decided('in_doubt');
-        if (callError !== undefined) this.logInDoubt(command, spec.type, callError);
-        throw inDoubtError(command, cause, callError);
-      }
-    }
-  }
-
-  /** The probe found the call took effect: recorded as after a successful call. */
-  private async completeProbed<T extends OrderEventType, S, R>(
-    attempt: StartedAttempt<T, S, R>,
-    result: R,
-    probed: ProbedHold,
-  ): Promise<void> {
-    const { command, attemptId } = attempt;
-    const finish = this.complete.unit(attempt, result);
-    const claimed = await this.batcher.run(async (tx) => {
-      // Returned, not thrown: a unit that throws after a statement reruns the whole batch.
-      if (!(await this.attempts.claimProbed(tx, attemptId, probed))) return false;
-      await finish(tx);
-      return true;
-    });
-    if (!claimed) throw busyError(command);
-    this.pending.forget(command.eventId);
+    return APPLIED;
   }
 
   /** The call failed: recorded as the protocol's afterCallFailure says. */
   private async recordFailure<T extends OrderEventType, S, R>(
     attempt: StartedAttempt<T, S, R>,
     error: unknown,
-  ): Promise<void> {
-    const { command, spec, state, attemptId, paymentId } = attempt;
+  ): Promise<CommandOutcome> {
+    const { command, spec, attemptId } = attempt;
     const next = afterCallFailure(error, {
       repeatable: spec.repeatable,
       probes: spec.probe !== undefined,
     });
     switch (next.kind) {
       case 'leave_started':
+        // Not an outcome: a failure the protocol does not know (a bug). Thrown as it came.
         this.logger.error(
           { ...commandLogContext(command, spec.type), error: describeError(error) },
           'unexpected failure during a Payflow call; its attempt stays started',
         );
         throw error;
-      case 'fail': {
-        const payflowError = next.error;
-        try {
-          // Retried for a while: when Postgres is restarting, only this process knows that
-          // the call was not sent, and a crash before the record would leave it in doubt.
-          await retryWithBackoff(
-            () =>
-              this.batcher.run(async (tx) => {
-                // Only while this worker owns the attempt: one that took it over is calling.
-                await this.attempts.markFailed(
-                  tx,
-                  attemptId,
-                  payflowError.code,
-                  this.options.workerId,
-                );
-                if (!payflowError.transient && spec.onFailure !== undefined) {
-                  const rejected = {
-                    kind: 'rejected',
-                    state,
-                    paymentId,
-                    error: payflowError,
-                  } as const;
-                  const events = await spec.onFailure(tx, rejected, command);
-                  this.outbox.defer(tx, events, undefined, command.trace.headers());
-                }
-              }),
-            RECORD_RETRY,
-          );
-        } catch (recordError) {
-          this.pending.remember(command.eventId, { kind: 'no_effect' });
-          throw recordError;
-        }
-        throw payflowError;
-      }
+      case 'fail':
+        await this.recordFailed(attempt, next.error);
+        return { kind: 'rejected', error: next.error };
       case 'probe': {
-        const settled = await this.probe(attempt, { kind: 'own', callError: next.error });
+        const read = await this.prober.read(attempt, { kind: 'own', callError: next.error });
         // The protocol sends an own attempt again only through a retry of its event.
-        if (settled !== 'settled') throw new Error('an own attempt cannot be taken over');
-        return;
+        if (read.kind === 'taken_over') throw new Error('an own attempt cannot be taken over');
+        return read;
       }
       case 'in_doubt': {
         const { errorCode, cause } = next;
         await this.batcher.run((tx) =>
           this.begin.markInDoubt(tx, command, spec, attemptId, errorCode, cause),
         );
-        this.logInDoubt(command, spec.type, next.error);
-        throw inDoubtError(command, cause, next.error);
+        logInDoubt(this.logger, command, spec.type, next.error);
+        return { kind: 'in_doubt', error: inDoubtError(command, cause, next.error) };
       }
     }
   }
 
-  private logInDoubt(command: OrderCommand, type: string, callError: PayflowError): void {
-    this.logger.warn(
-      { ...commandLogContext(command, type), error: describeError(callError) },
-      'command in doubt',
-    );
+  /**
+   * A call without effect (refused, or never sent): its attempt `failed` and, when Payflow
+   * refused it for good, the command's failure events. Retried for a while: when Postgres is
+   * restarting, only this process knows that the call had no effect, and a crash before the
+   * record would leave it in doubt.
+   */
+  private async recordFailed<T extends OrderEventType, S, R>(
+    { command, spec, state, attemptId, paymentId }: StartedAttempt<T, S, R>,
+    payflowError: PayflowError,
+  ): Promise<void> {
+    try {
+      await retryWithBackoff(
+        () =>
+          this.batcher.run(async (tx) => {
+            // Only while this worker owns the attempt: one that took it over is calling.
+            await this.attempts.markFailed(tx, attemptId, payflowError.code, this.options.workerId);
+            if (!payflowError.transient && spec.onFailure !== undefined) {
+              const rejected = { kind: 'rejected', state, paymentId, error: payflowError } as const;
+              const events = await spec.onFailure(tx, rejected, command);
+              this.outbox.defer(tx, events, undefined, command.trace.headers());
+            }
+          }),
+        RECORD_RETRY,
+      );
+    } catch (recordError) {
+      this.pending.remember(command.eventId, { kind: 'no_effect' });
+      throw recordError;
+    }
   }
+
+  private logTakeOver(command: OrderCommand, type: string, begun: Begun & { kind: 'start' }): void {
+    if (begun.takenOverRepeatable !== undefined) {
+      this.logger.info(
+        { ...commandLogContext(command, type), ...begun.takenOverRepeatable },
+        'attempt of a stopped worker was sent, and its call is repeatable; sending it again',
+      );
+    }
+    if (begun.takenOverUnsent !== undefined) {
+      this.logger.info(
+        { ...commandLogContext(command, type), ...begun.takenOverUnsent },
+        'attempt of a stopped worker was never sent; taking it over',
+      );
+    }
+  }
+}
+
+/** What a Payflow call came to. */
+type CallResult<R> =
+  { readonly ok: true; readonly result: R } | { readonly ok: false; readonly error: unknown };
+
+/** An event mapped, or why it cannot be. */
+type Mapping<S> =
+  | { readonly mapped: Mapped<S>; readonly error?: undefined }
+  | { readonly mapped?: undefined; readonly error: MappingFailedError };
+
+async function mapEvent<T extends OrderEventType, S, R>(
+  command: OrderCommand<T>,
+  spec: CommandSpec<T, S, R>,
+): Promise<Mapping<S>> {
+  try {
+    return { mapped: await spec.map(command) };
+  } catch (error) {
+    if (!(error instanceof MappingFailedError)) throw error;
+    return { error };
+  }
+}
+
+/** The guard never starts or probes an attempt of an event that failed its mapping. */
+function requireMapped<S>(mapping: Mapping<S>, what: string): Mapped<S> {
+  if (mapping.mapped === undefined) throw new Error(`${what} without a mapping`);
+  return mapping.mapped;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { PayflowSendHook } from '../../payflow/payflow-send-hook.js';
 import type { PayflowTraceHeaders } from '../../payflow/payflow-trace.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
-import type { NewPayment } from '../shared/new-payment.js';
+import type { NewPayment } from '../new-payment/new-payment.js';
 import type { OrderCommand } from './order-command.js';
 
 /**
@@ -113,4 +113,13 @@ export interface CommandSpec<T extends OrderEventType, S, R> {
   complete(tx: BatchSql, completed: Completed<T, S, R>): Promise<StatusEvent[]>;
   /** In the transaction that records a failure (see CommandFailure). */
   onFailure?(tx: Sql, failure: CommandFailure<S>, command: OrderCommand<T>): Promise<StatusEvent[]>;
+}
+
+/**
+ * The handler of one order event type: its part of the protocol (`spec`), which the runner
+ * carries out. Every handler has this shape, the one that creates a payment included; the
+ * consumer hands each event to its handler's spec, and nothing else calls Payflow for it.
+ */
+export interface OrderEventHandler<T extends OrderEventType> {
+  readonly spec: CommandSpec<T, unknown, unknown>;
 }

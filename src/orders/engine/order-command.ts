@@ -23,8 +23,8 @@ export function sourceOf(message: InboundMessage, readAt: Date = new Date()): Ev
 /** Spans of commands made without one (tests, tools): a new trace each, recorded nowhere. */
 const UNTRACED = Tracing.off();
 
-/** A validated order event on its way to its handler. */
-export abstract class OrderCommand<T extends OrderEventType = OrderEventType> {
+/** A validated order event on its way to its handler: the event, where it was read, its span. */
+export class OrderCommand<T extends OrderEventType = OrderEventType> {
   constructor(
     readonly event: OrderEvent<T>,
     readonly source: EventSource,
@@ -51,6 +51,3 @@ export function commandLogContext(command: OrderCommand, type: string) {
   const { eventId, orderId } = command;
   return { eventId, orderId, type, traceId: command.trace.traceId };
 }
-
-/** What handling an event came to. */
-export type CommandOutcome = 'applied' | 'duplicate';

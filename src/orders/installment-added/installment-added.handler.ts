@@ -9,10 +9,15 @@ import { InstallmentRepository } from '../../payments/installment.repository.js'
 import type { PaymentAggregate } from '../../payments/payment.aggregate.js';
 import { executeTogether } from '../../database/statement.js';
 import { UnexplainedEffects } from '../../payments/unexplained-effects/unexplained-effects.service.js';
-import { PaymentCommandHandler, PaymentCommandKit } from '../shared/payment-command.js';
-import { targetEvent } from '../shared/payment-target.js';
+import { onLatestPayment, type OnTarget } from '../latest-payment/on-latest-payment.js';
+import { targetEvent, PaymentTargets } from '../latest-payment/payment-target.js';
 import { mapInstallmentAdded, type MappedInstallmentAdded } from './installment-added.mapping.js';
 import { installmentAddedVerdict } from './installment-added.probe.js';
+import type { CommandSpec, OrderEventHandler } from '../engine/command-spec.js';
+import { Database } from '../../database/database.js';
+import { PaymentAggregateStore } from '../../payments/payment-aggregate.store.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
 
 interface AddState {
   readonly installment: MappedInstallmentAdded;
@@ -20,41 +25,42 @@ interface AddState {
 }
 
 @Injectable()
-export class InstallmentAddedHandler extends PaymentCommandHandler<
-  'order.installment_added',
-  AddState,
-  Installment
-> {
+export class InstallmentAddedHandler implements OrderEventHandler<'order.installment_added'> {
+  readonly spec: CommandSpec<'order.installment_added', OnTarget<AddState>, Installment>;
+
   constructor(
-    kit: PaymentCommandKit,
+    targets: PaymentTargets,
+    database: Database,
+    aggregates: PaymentAggregateStore,
+    @Inject(PayflowClient) payflow: PayflowApi,
     installments: InstallmentRepository,
     @Optional() @Inject(APP_LOGGER) logger?: AppLogger,
     @Optional() @Inject(Registry) registry?: Registry,
   ) {
     // Built here over the kit's database: OrdersModule provides no UnexplainedEffects.
-    const effects = UnexplainedEffects.create(kit.database.sql, logger, registry);
-    super(kit, {
+    const effects = UnexplainedEffects.create(database.sql, logger, registry);
+    this.spec = onLatestPayment(targets, {
       type: 'order.installment_added',
       repeatable: false,
       map: async (command, target) => {
         const installment = mapInstallmentAdded(command.event.data, target.payment.currency);
-        const payment = await kit.aggregates.load(kit.database.sql, target.payment);
+        const payment = await aggregates.load(database.sql, target.payment);
         payment.requireNewInstallmentRef(installment.ref);
         return { installment, payment };
       },
       call: ({ target, installment }, options) =>
-        kit.payflow.installment(
+        payflow.installment(
           { action: 'create', paymentId: target.payment.payflowId, input: installment.input },
           { ...options, currency: target.payment.currency },
         ),
       probe: async ({ target, installment }, options) => {
-        const status = await kit.payflow.getPaymentStatus(target.payment.payflowId, {
+        const status = await payflow.getPaymentStatus(target.payment.payflowId, {
           ...options,
           currency: target.payment.currency,
         });
         // This attempt is live, so the read is checked only for the other kind of effect.
         await effects.check(target.payment, status, 'probe');
-        const known = await installments.listForPayments(kit.database.sql, [target.payment.id]);
+        const known = await installments.listForPayments(database.sql, [target.payment.id]);
         return installmentAddedVerdict(
           status,
           installment.input,
@@ -69,7 +75,7 @@ export class InstallmentAddedHandler extends PaymentCommandHandler<
           type: result.type,
           status: result.status,
         });
-        await executeTogether(tx, kit.aggregates.installmentParts(change));
+        await executeTogether(tx, aggregates.installmentParts(change));
         return [
           targetEvent('installment.added', command, target, {
             installmentRef: installment.ref,

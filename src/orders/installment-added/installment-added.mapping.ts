@@ -1,6 +1,6 @@
 /** order.installment_added → POST …/installments/create, in the payment's currency. */
 import type { InstallmentInput } from '../../payflow/payflow.types.js';
-import { amountToMinor, mapLines, toPaymentItem } from '../shared/order-amounts.js';
+import { amountToMinor, mapLines, toPaymentItem } from '../mapping/order-amounts.js';
 import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export interface MappedInstallmentAdded {

@@ -1,6 +1,6 @@
 /** order.installment_changed → PUT …/installments/{id}: only the fields that change. */
 import type { UpdateInstallmentInput } from '../../payflow/payflow.types.js';
-import { amountToMinor, mapLines, toPaymentItem } from '../shared/order-amounts.js';
+import { amountToMinor, mapLines, toPaymentItem } from '../mapping/order-amounts.js';
 import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export function mapInstallmentChanged(

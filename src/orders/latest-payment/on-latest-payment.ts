@@ -1,28 +1,19 @@
 /**
  * The shape most order commands share: find the order's latest payment (the target), map
  * the event against it, make one Payflow call about it, complete. `onLatestPayment` builds
- * the runner's CommandSpec from only what differs, and `PaymentCommandHandler` is the
- * handler around it (given only that spec), so that a handler file reads as
- * map → call → complete.
- * `PaymentCommandKit` bundles what every such handler needs (runner, database, targets,
- * the payments table, the payment aggregate's store, Payflow), so that a handler's constructor names only the repositories it writes.
+ * the runner's CommandSpec from only what differs, so that a handler reads as
+ * map → call → probe → complete, with the target's organization on every call.
  */
-import { Inject, Injectable } from '@nestjs/common';
-import { Database } from '../../database/database.js';
 import type { BatchSql } from '../../database/transaction-batcher.js';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import type { CallOptions, PayflowApi } from '../../payflow/payflow.types.js';
+import type { CallOptions } from '../../payflow/payflow.types.js';
 import type { StatusEvent } from '../../payments/payment-status-events.js';
-import { PaymentAggregateStore } from '../../payments/payment-aggregate.store.js';
-import { PaymentRepository } from '../../payments/payment.repository.js';
-import { CommandRunner } from '../engine/command-runner.js';
 import type {
   CommandSpec,
   Completed,
   PayflowCallContext,
   ProbeVerdict,
 } from '../engine/command-spec.js';
-import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
+import type { OrderCommand } from '../engine/order-command.js';
 import type { OrderEventType } from '../../events/order-event.schema.js';
 import { PaymentTargets, callOptions, type PaymentTarget } from './payment-target.js';
 
@@ -79,36 +70,4 @@ export function onLatestPayment<T extends OrderEventType, S, R, B = undefined>(
         }),
     complete: spec.complete,
   };
-}
-
-/**
- * What every payment command needs, injected once: those on the order's latest payment,
- * and order.payment_requested (which creates the payment).
- */
-@Injectable()
-export class PaymentCommandKit {
-  constructor(
-    readonly runner: CommandRunner,
-    readonly database: Database,
-    readonly targets: PaymentTargets,
-    readonly payments: PaymentRepository,
-    /** The payment's rules (totals, installments, refunds, statuses): every change goes through it. */
-    readonly aggregates: PaymentAggregateStore,
-    @Inject(PAYFLOW_API) readonly payflow: PayflowApi,
-  ) {}
-}
-
-/** A handler that runs its spec, on the order's latest payment, through the command runner. */
-export abstract class PaymentCommandHandler<T extends OrderEventType, S, R, B = undefined> {
-  private readonly spec: CommandSpec<T, OnTarget<S>, R>;
-  private readonly runner: CommandRunner;
-
-  constructor(kit: PaymentCommandKit, spec: PaymentCommandSpec<T, S, R, B>) {
-    this.runner = kit.runner;
-    this.spec = onLatestPayment(kit.targets, spec);
-  }
-
-  execute(command: OrderCommand<T>): Promise<CommandOutcome> {
-    return this.runner.run(command, this.spec);
-  }
 }

@@ -9,7 +9,7 @@ import type {
 } from '../../payments/payment-status-events.js';
 import { PaymentRepository, type LatestPayment } from '../../payments/payment.repository.js';
 import type { OrderCommand } from '../engine/order-command.js';
-import { mappingFailed } from './order-amounts.js';
+import { mappingFailed } from '../mapping/order-amounts.js';
 
 /** The payment a command acts on, and the organization its calls name. */
 export interface PaymentTarget {

@@ -5,9 +5,9 @@
  * of events does not turn into a burst of list calls.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { PAYFLOW_API } from '../../payflow/payflow.module.js';
-import { DEFAULT_PAYMENT_METHOD_ID } from '../../payflow/wire/payflow.schemas.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
+import { DEFAULT_PAYMENT_METHOD_ID } from '../../payflow/wire/payflow.schemas.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
 import { mappingFailed } from './order-amounts.js';
 
@@ -27,7 +27,7 @@ export class PaymentMethodCatalog {
   private readonly now: () => number;
 
   constructor(
-    @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
+    @Inject(PayflowClient) private readonly payflow: PayflowApi,
     @Inject(ORDERS_OPTIONS) options: Pick<OrdersOptions, 'paymentMethodsTtlMs'>,
   ) {
     this.ttlMs = options.paymentMethodsTtlMs;

@@ -23,24 +23,26 @@ import type {
   CommandSpec,
   Completed,
   Mapped,
+  OrderEventHandler,
   PayflowCallContext,
 } from '../engine/command-spec.js';
-import type { CommandOutcome, OrderCommand } from '../engine/order-command.js';
+import type { OrderCommand } from '../engine/order-command.js';
 import { ORDERS_OPTIONS, type OrdersOptions } from '../orders.options.js';
-import { PaymentCommandKit } from '../shared/payment-command.js';
-import { PaymentMethodCatalog } from '../shared/payment-methods.js';
+import { PayflowClient } from '../../payflow/payflow.client.js';
+import type { PayflowApi } from '../../payflow/payflow.types.js';
+import { PaymentRepository } from '../../payments/payment.repository.js';
+import { PaymentMethodCatalog } from '../mapping/payment-methods.js';
 import {
   newWebhookCredentials,
   webhookCallback,
   type WebhookCredentials,
-} from '../shared/webhook-credentials.js';
+} from '../new-payment/webhook-credentials.js';
 import {
   creationFailedEvent,
   paymentCreatedEvent,
   type CreatedInstallmentView,
 } from './payment-created.event.js';
 import { mapPaymentRequested, type MappedPaymentRequest } from './payment-requested.mapping.js';
-import type { PaymentRequestedCommand } from './payment-requested.command.js';
 
 type Type = 'order.payment_requested';
 
@@ -56,13 +58,14 @@ interface CreatedRow {
 }
 
 @Injectable()
-export class PaymentRequestedHandler {
+export class PaymentRequestedHandler implements OrderEventHandler<Type> {
+  readonly spec: CommandSpec<Type, CreateState, CreatedPayment>;
   /** Key of the batch-wide write of created payments. */
   private readonly createdKey = {};
-  private readonly spec: CommandSpec<Type, CreateState, CreatedPayment>;
 
   constructor(
-    private readonly kit: PaymentCommandKit,
+    @Inject(PayflowClient) private readonly payflow: PayflowApi,
+    private readonly payments: PaymentRepository,
     private readonly paymentMethods: PaymentMethodCatalog,
     private readonly installments: InstallmentRepository,
     @Inject(ORDERS_OPTIONS) private readonly options: OrdersOptions,
@@ -75,10 +78,6 @@ export class PaymentRequestedHandler {
       complete: (tx, completed) => this.complete(tx, completed),
       onFailure: (tx, failure, command) => this.onFailure(tx, failure, command),
     };
-  }
-
-  execute(command: PaymentRequestedCommand): Promise<CommandOutcome> {
-    return this.kit.runner.run(command, this.spec);
   }
 
   private async map(command: OrderCommand<Type>): Promise<Mapped<CreateState>> {
@@ -120,7 +119,7 @@ export class PaymentRequestedHandler {
   }
 
   private call(state: CreateState, context: PayflowCallContext): Promise<CreatedPayment> {
-    return this.kit.payflow.createPayment(
+    return this.payflow.createPayment(
       {
         ...state.mapped.input,
         callback: webhookCallback(this.options.webhookBaseUrl, state.credentials),
@@ -170,7 +169,7 @@ export class PaymentRequestedHandler {
   /** The payments of a batch `created`, their installments bound by position: one statement. */
   private async markCreated(tx: Sql, rows: readonly CreatedRow[]): Promise<void> {
     await executeTogether(tx, [
-      this.kit.payments.markCreated(
+      this.payments.markCreated(
         rows.map(({ paymentId, result }) => ({
           paymentId,
           payflowId: result.id,
@@ -202,7 +201,7 @@ export class PaymentRequestedHandler {
     switch (failure.kind) {
       case 'rejected': {
         if (failure.paymentId !== null) {
-          await this.kit.payments.markCreationFailed(tx, failure.paymentId);
+          await this.payments.markCreationFailed(tx, failure.paymentId);
         }
         const { error } = failure;
         return [
@@ -215,7 +214,7 @@ export class PaymentRequestedHandler {
         ];
       }
       case 'in_doubt':
-        if (failure.paymentId !== null) await this.kit.payments.markInDoubt(tx, failure.paymentId);
+        if (failure.paymentId !== null) await this.payments.markInDoubt(tx, failure.paymentId);
         return [
           creationFailedEvent(eventId, orderId, organizationId, {
             reason: 'in_doubt',

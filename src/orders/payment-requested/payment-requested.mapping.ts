@@ -13,7 +13,7 @@ import {
   lineTotals,
   mapLines,
   toPaymentItem,
-} from '../shared/order-amounts.js';
+} from '../mapping/order-amounts.js';
 import type { OrderEvent, PaymentRequestedData } from '../../events/order-event.schema.js';
 
 /** One installment of the plan, with the ERP's reference. */

@@ -6,7 +6,7 @@
  */
 import type { RefundInput, RefundLineInput } from '../../payflow/payflow.types.js';
 import { checkRefundAmounts } from '../../payments/payment.aggregate.js';
-import { amountToMinor, mapLines } from '../shared/order-amounts.js';
+import { amountToMinor, mapLines } from '../mapping/order-amounts.js';
 import type { OrderEventData } from '../../events/order-event.schema.js';
 
 export type MappedRefund = Omit<RefundInput, 'paymentId'> & {

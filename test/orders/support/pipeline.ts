@@ -15,7 +15,7 @@ import { ConfigModule } from '../../../src/config/config.module.js';
 import { DatabaseModule } from '../../../src/database/database.module.js';
 import { DEAD_LETTER_SINK, type DeadLetterSink } from '../../../src/messaging/dead-letter.port.js';
 import type { InboundMessage } from '../../../src/messaging/messaging.ports.js';
-import type { CommandOutcome } from '../../../src/orders/engine/order-command.js';
+import type { Delivered } from '../../../src/orders/engine/command-outcome.js';
 import type { OrderEnvelope } from '../../../src/events/order-event.schema.js';
 import { OrdersConsumer } from '../../../src/orders/orders.consumer.js';
 import { DeadLettersModule } from '../../../src/dead-letters/dead-letters.module.js';
@@ -60,7 +60,7 @@ export function testConfig(database: TestDatabase, sandbox: SandboxHandle): AppC
 type ConsumerMethod = (
   envelope: OrderEnvelope,
   ctx: ReturnType<typeof aContext>,
-) => Promise<CommandOutcome>;
+) => Promise<Delivered>;
 
 export interface Pipeline {
   readonly module: TestingModule;
@@ -72,7 +72,7 @@ export interface Pipeline {
   deliver(
     envelope: OrderEnvelope,
     options?: MessageOptions & { attempt?: number },
-  ): Promise<CommandOutcome>;
+  ): Promise<Delivered>;
   /** The message `deliver` would build (for dead letters). */
   message(envelope: OrderEnvelope, options?: MessageOptions): InboundMessage;
   close(): Promise<void>;
