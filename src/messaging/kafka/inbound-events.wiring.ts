@@ -44,7 +44,7 @@ export function connectInboundEvents(
   );
   microservice.useGlobalFilters(new OrderEventExceptionFilter());
   if (!(microservice instanceof NestMicroservice)) {
-    throw new Error('connectOrderEvents: unexpected microservice implementation');
+    throw new Error('connectInboundEvents: unexpected microservice implementation');
   }
   // What connectMicroservice() does without deferInitialization, now that the filter is in.
   microservice.registerListeners();
