@@ -18,6 +18,8 @@ import { LateEffectWindow1764103600000 } from './1764103600000-LateEffectWindow.
 import { DeadLetterDiscard1764107200000 } from './1764107200000-DeadLetterDiscard.js';
 import { PrivacyErasures1764110800000 } from './1764110800000-PrivacyErasures.js';
 import { ConsoleIdentity1764118800000 } from './1764118800000-ConsoleIdentity.js';
+import { PaymentReferences1764122400000 } from './1764122400000-PaymentReferences.js';
+import { SettlementReconciliation1764126000000 } from './1764126000000-SettlementReconciliation.js';
 
 export const MIGRATIONS = [
   InitialSchema1763773200000,
@@ -36,4 +38,6 @@ export const MIGRATIONS = [
   DeadLetterDiscard1764107200000,
   PrivacyErasures1764110800000,
   ConsoleIdentity1764118800000,
+  PaymentReferences1764122400000,
+  SettlementReconciliation1764126000000,
 ];

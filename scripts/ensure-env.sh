@@ -2,6 +2,7 @@
 # Makes this machine ready to run payflow-bridge's tests and demo: the Node packages,
 # Apache Kafka's jars (Java and Maven), librdkafka (its mock cluster is the demo's zero-setup
 # Kafka and serves narrow transport tests), Debian's chromium (the console's browser tests),
+# Debian's prometheus (promtool, the alert rules' tests),
 # and a running Postgres. Idempotent and
 # quiet when everything is already there.
 set -euo pipefail
@@ -23,6 +24,16 @@ if [ ! -x /usr/bin/chromium ]; then
     apt-get update -qq && apt-get install -y -qq chromium >/dev/null
   else
     sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
+  fi
+fi
+
+# Debian's prometheus: promtool checks the alert rules (test/deploy/alerts.test.ts).
+if ! command -v promtool >/dev/null; then
+  echo "ensure-env: installing prometheus (promtool, for the alert rules' tests)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
   fi
 fi
 

@@ -40,6 +40,8 @@ const cliEnvSchema = envSchema
     // `topics create` gives the .dlq topic this retention (docs/privacy.md).
     RETENTION_PERSONAL_DATA: true,
     SETTLEMENT_TIMEZONE: true,
+    // `settlements reconcile`: when a paid payment with no line is not_settled.
+    SETTLEMENT_EXPECTED_WITHIN: true,
     // `in-doubt resolve --not-created` waits out the late-effect window, as the worker does.
     PAYFLOW_REQUEST_TIMEOUT: true,
     PAYFLOW_LATE_EFFECT_WINDOW: true,

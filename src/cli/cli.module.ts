@@ -31,6 +31,10 @@ import {
   SettlementsPullCommand,
   SettlementsStatusCommand,
 } from './commands/settlements.command.js';
+import {
+  SettlementsAcknowledgeCommand,
+  SettlementsReconcileCommand,
+} from './commands/settlements-reconcile.command.js';
 import { TopicsCommand, TopicsCreateCommand } from './commands/topics.command.js';
 
 export interface CliModuleOptions {
@@ -73,6 +77,8 @@ export class CliModule {
         SettlementsForgetCommand,
         SettlementsPullCommand,
         SettlementsStatusCommand,
+        SettlementsReconcileCommand,
+        SettlementsAcknowledgeCommand,
         TopicsCommand,
         TopicsCreateCommand,
       ],

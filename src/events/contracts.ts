@@ -205,8 +205,10 @@ function asyncApi(): JsonObject {
         'payflow.settlements.v1',
         'Settlement events (TOPIC_SETTLEMENTS)',
         'One settlement.line per good row of a nightly settlement file, then one ' +
-          'settlement.file_available; data.fileId joins them. At least once: deduplicate on ' +
-          'eventId.',
+          'settlement.file_available; data.fileId joins them. The reconciliation adds one ' +
+          'settlement.exception per finding (keyed by the Payflow payment id) and ' +
+          'settlement.reconciled totals (keyed by the organization). At least once: ' +
+          'deduplicate on eventId.',
       ),
     },
     operations: {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidEventError } from '../errors/dead-letter.errors.js';
-import { parseOrderEnvelope, parseOrderEvent } from './order-event.schema.js';
+import { anEnvelope, paymentRequestedData } from '../../test/support/builders.js';
+import {
+  PAYMENT_REFERENCE_MAX_LENGTH,
+  parseOrderEnvelope,
+  parseOrderEvent,
+} from './order-event.schema.js';
 
 const value = (text: string): Buffer => Buffer.from(text, 'utf8');
 const envelopeText = (orderId: string, reason: string): string =>
@@ -63,5 +68,51 @@ describe('supersedes: the event an ERP event replaces', () => {
     expect(() =>
       parseOrderEnvelope(value(withSupersedes('0b6f1d52-3c0e-4d0c-9f6b-4f1a3c1d2e3f')), null),
     ).toThrow(/supersedes: must name another event than eventId/);
+  });
+});
+
+describe("paymentRef and externalRef: the payment's own references", () => {
+  const withRefs = (refs: Record<string, unknown>) =>
+    parseOrderEvent(
+      anEnvelope(
+        'order.payment_requested',
+        // The limits are the point here: the data is built as the ERP might send it.
+        { ...paymentRequestedData(), ...refs },
+        { orderId: 'SO-1' },
+      ),
+    );
+
+  it('are optional, trimmed, and null means not given', () => {
+    expect(withRefs({}).data).not.toHaveProperty('paymentRef');
+    const event = withRefs({ paymentRef: '  PAY-1 ', externalRef: 'ext/ÆØÅ 9' });
+    expect(event.data.paymentRef).toBe('PAY-1');
+    expect(event.data.externalRef).toBe('ext/ÆØÅ 9');
+    const nulls = withRefs({ paymentRef: null, externalRef: null });
+    expect(nulls.data.paymentRef).toBeNull();
+    expect(nulls.data.externalRef).toBeNull();
+    expect(
+      withRefs({ paymentRef: 'x'.repeat(PAYMENT_REFERENCE_MAX_LENGTH) }).data.paymentRef,
+    ).toHaveLength(100);
+  });
+
+  it('refuses empty, too long, control characters and non-text, naming the field', () => {
+    expect(() => withRefs({ paymentRef: '   ' })).toThrow(
+      new InvalidEventError(
+        'invalid order.payment_requested: data.paymentRef: must not be empty ' +
+          '(leave the field out or send null instead)',
+      ),
+    );
+    expect(() => withRefs({ externalRef: 'x'.repeat(101) })).toThrow(
+      new InvalidEventError(
+        'invalid order.payment_requested: data.externalRef: must be at most 100 characters',
+      ),
+    );
+    expect(() => withRefs({ paymentRef: 'PAY\n1' })).toThrow(
+      /invalid order\.payment_requested: data\.paymentRef: must not contain control characters/,
+    );
+    expect(() => withRefs({ externalRef: 42 })).toThrow(
+      /invalid order\.payment_requested: data\.externalRef: /,
+    );
+    expect(() => withRefs({ paymentRef: 'x'.repeat(101) })).toThrow(InvalidEventError);
   });
 });

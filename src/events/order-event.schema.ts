@@ -57,6 +57,28 @@ export const currencySchema = z
   .refine(isCurrency, { message: 'is not an ISO 4217 currency with minor units' });
 
 const ref = z.string().trim().min(1).max(200);
+
+/** Longest `paymentRef` / `externalRef`, in characters (after trimming). */
+export const PAYMENT_REFERENCE_MAX_LENGTH = 100;
+
+/**
+ * The payment's own references, `paymentRef` and `externalRef` of Payflow's create-payment
+ * body (spec: optional strings, no limits shown). Strict in what we send: surrounding
+ * spaces are trimmed, then 1–100 characters without control characters (they end up in
+ * reports and the settlement CSV). Tolerant in what we read: `null` means not given, like
+ * leaving the field out. Business references, not personal data (docs/assumptions.md).
+ */
+const paymentReference = z
+  .string()
+  .trim()
+  .min(1, { message: 'must not be empty (leave the field out or send null instead)' })
+  .max(PAYMENT_REFERENCE_MAX_LENGTH, {
+    message: `must be at most ${PAYMENT_REFERENCE_MAX_LENGTH} characters`,
+  })
+  // The control characters (Unicode Cc: C0, DEL, C1), as a range every JSON Schema reads.
+  // eslint-disable-next-line no-control-regex -- refusing them is the point
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, { message: 'must not contain control characters' })
+  .nullish();
 const text = (max: number) => z.string().max(max);
 
 export const lineSchema = z.object({
@@ -132,6 +154,14 @@ export const paymentRequestedSchema = z.object({
   paymentDepartment: z.string().min(1).nullish(),
   invoiceNumber: text(100).optional(),
   customerReference: text(200).optional(),
+  paymentRef: paymentReference.describe(
+    "Payflow's payment.paymentRef: the ERP's own reference of this payment; " +
+      'trimmed, 1-100 characters, no control characters; null or absent: not sent',
+  ),
+  externalRef: paymentReference.describe(
+    "Payflow's payment.externalRef: the payment's reference in another system; " +
+      'trimmed, 1-100 characters, no control characters; null or absent: not sent',
+  ),
   invoiceComments: text(2000).nullish(),
   sendPaymentLink: z.boolean().optional(),
   sendPaymentReminder: z.boolean().optional(),

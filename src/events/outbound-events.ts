@@ -23,7 +23,12 @@ import {
   paymentTerminalFailedSchema,
   receiptPrintedSchema,
 } from './payment-status-events.schema.js';
-import { settlementFileAvailableSchema, settlementLineSchema } from './settlement-events.schema.js';
+import {
+  settlementExceptionSchema,
+  settlementFileAvailableSchema,
+  settlementLineSchema,
+  settlementReconciledSchema,
+} from './settlement-events.schema.js';
 
 /** Which configured topic an event goes to. */
 export type OutboundTopic = 'paymentStatus' | 'settlements';
@@ -91,6 +96,18 @@ export const OUTBOUND_EVENTS = {
   'settlement.file_available': spec(
     'settlements',
     settlementFileAvailableSchema,
+    (event) => event.organizationId,
+    'the organization id (organizationId)',
+  ),
+  'settlement.exception': spec(
+    'settlements',
+    settlementExceptionSchema,
+    (event) => event.paymentId,
+    'the Payflow payment id (paymentId)',
+  ),
+  'settlement.reconciled': spec(
+    'settlements',
+    settlementReconciledSchema,
     (event) => event.organizationId,
     'the organization id (organizationId)',
   ),

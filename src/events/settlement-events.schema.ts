@@ -65,3 +65,68 @@ export const settlementFileAvailableSchema = settlementEventSchema(
     }),
   },
 );
+
+export const settlementExceptionSchema = settlementEventSchema(
+  'settlement.exception',
+  'A reconciliation finding: settled money that does not match the money due. Published ' +
+    'once, when the finding opens.',
+  {
+    orderId: z
+      .string()
+      .min(1)
+      .nullable()
+      .describe('the ERP order of the payment, or null when the bridge does not know it'),
+    paymentId: z.string().min(1).describe("the Payflow payment id (the event's key)"),
+    data: z.strictObject({
+      findingId: z
+        .string()
+        .regex(/^\d+$/)
+        .describe('settlement_findings.id (acknowledge it by this)'),
+      kind: z
+        .enum([
+          'amount_mismatch',
+          'unknown_payment',
+          'not_settled',
+          'settled_twice',
+          'refund_mismatch',
+        ])
+        .describe('CONTRACT §10'),
+      subject: z
+        .string()
+        .describe('what it is about: payment:<Payflow payment id> or installment:<installment id>'),
+      installmentId: z.string().nullable().describe("Payflow's installment id, when about one"),
+      currency: currencySchema,
+      expectedAmount: amountSchema
+        .nullable()
+        .describe('the amount due (refunds: the refunds made); null when none is known'),
+      settledAmount: amountSchema.describe(
+        'the amount the current settlement lines settle (refunds: as a positive amount)',
+      ),
+      openedAt: z.iso.datetime(),
+    }),
+  },
+);
+
+export const settlementReconciledSchema = settlementEventSchema(
+  'settlement.reconciled',
+  'The totals of one settlement date of an organization in one currency, published after ' +
+    'the night is reconciled and again only when they change.',
+  {
+    orderId: z.null(),
+    paymentId: z.null(),
+    data: z.strictObject({
+      settlementDate: isoDateSchema,
+      currency: currencySchema,
+      grossAmount: amountSchema.describe('sum of the lines, exact'),
+      feeAmount: amountSchema,
+      netAmount: amountSchema,
+      lines: z.number().int().min(0).describe('lines of the current file version'),
+      linesMatched: z.number().int().min(0).describe('lines that matched what is due'),
+      findings: z
+        .number()
+        .int()
+        .min(0)
+        .describe('distinct findings (kind and subject) among these lines'),
+    }),
+  },
+);

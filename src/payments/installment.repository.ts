@@ -7,7 +7,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
-import { timestampField } from '../database/row-schemas.js';
+import { minorUnitsField, timestampField } from '../database/row-schemas.js';
 import { NEW_PAYMENTS } from './payment.repository.js';
 import type { PaymentInstallment } from './payment.aggregate.js';
 import type { Part } from '../database/statement.js';
@@ -52,6 +52,12 @@ export interface AddedInstallment {
 }
 
 const minor = z.union([z.string(), z.number()]).transform(Number);
+
+const dueRow = z.object({
+  paymentId: z.string(),
+  payflowInstallmentId: z.string(),
+  grossMinor: minorUnitsField,
+});
 
 const viewRow = z.object({
   ref: z.string(),
@@ -254,6 +260,23 @@ export class InstallmentRepository {
          FROM unnest($1::uuid[], $2::text[]) AS x (id, status)
         WHERE i.id = x.id`,
       [statuses.map((entry) => entry.id), statuses.map((entry) => entry.status)],
+    );
+  }
+
+  /** Live installments with a Payflow id, of these payments (settlement reconciliation). */
+  settlementDue(
+    sql: Sql,
+    paymentIds: readonly string[],
+  ): Promise<{ paymentId: string; payflowInstallmentId: string; grossMinor: number }[]> {
+    return queryRows(
+      sql,
+      dueRow,
+      `SELECT payment_id::text AS "paymentId", payflow_installment_id AS "payflowInstallmentId",
+              gross_minor::text AS "grossMinor"
+         FROM installments
+        WHERE payment_id = ANY($1::uuid[]) AND removed_at IS NULL
+          AND payflow_installment_id IS NOT NULL`,
+      [paymentIds],
     );
   }
 }

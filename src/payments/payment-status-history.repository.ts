@@ -16,6 +16,12 @@ export interface StatusHistoryRow {
   readonly eventId?: string;
 }
 
+const paidRow = z.object({
+  paymentId: z.string(),
+  paidAt: timestampField,
+  paidElsewhere: z.boolean(),
+});
+
 const recordedRow = z.object({
   paymentId: z.string(),
   recordedAt: timestampField,
@@ -59,6 +65,27 @@ export class PaymentStatusHistoryRepository {
               (payment_id, provider_status, previous_provider_status, status, source)
        VALUES ($1::uuid, $2, $3, $4, $5)`,
       [row.paymentId, row.providerStatus, row.previousProviderStatus, row.status, row.source],
+    );
+  }
+
+  /**
+   * When each of these payments was first seen paid, and whether a command made it paid: a
+   * manual-paid (order.marked_paid) is the one command Payflow answers with a paid status,
+   * so such a payment was paid elsewhere (settlement reconciliation).
+   */
+  paidFacts(
+    sql: Sql,
+    paymentIds: readonly string[],
+  ): Promise<{ paymentId: string; paidAt: Date; paidElsewhere: boolean }[]> {
+    return queryRows(
+      sql,
+      paidRow,
+      `SELECT payment_id::text AS "paymentId", min(recorded_at) AS "paidAt",
+              bool_or(source = 'command') AS "paidElsewhere"
+         FROM payment_status_history
+        WHERE payment_id = ANY($1::uuid[]) AND status = 'paid'
+        GROUP BY payment_id`,
+      [paymentIds],
     );
   }
 }

@@ -20,6 +20,10 @@ export class PaymentEntity {
   eventId!: string | null;
 
   @col.text('payment_method_id', { nullable: true }) paymentMethodId!: string | null;
+
+  /** The ERP's `paymentRef` / `externalRef` as sent to Payflow; null when none was sent. */
+  @col.text('payment_ref', { nullable: true }) paymentRef!: string | null;
+  @col.text('external_ref', { nullable: true }) externalRef!: string | null;
   @col.timestamp('last_polled_at', { nullable: true }) lastPolledAt!: Date | null;
 
   /**

@@ -32,6 +32,7 @@ import {
   type SyncPayment,
   type TokenRow,
 } from './payment.rows.js';
+import { settlementPaymentRow, type SettlementPayment } from './payment.rows.js';
 import { STATE_PREDECESSORS } from './payment.aggregate.js';
 import { jsonOrNull } from './payment-trace.js';
 import { render, type Bind, type Part } from '../database/statement.js';
@@ -50,6 +51,7 @@ const OVERVIEW = `
   SELECT id::text AS id, order_id AS "orderId", payflow_id AS "payflowId",
          organization_id AS "organizationId", state, provider_status AS "providerStatus", status,
          payment_link AS "paymentLink", payment_method_id AS "paymentMethodId", currency,
+         payment_ref AS "paymentRef", external_ref AS "externalRef",
          total_gross_minor::text AS "totalGross", total_net_minor::text AS "totalNet",
          created_at AS "createdAt", updated_at AS "updatedAt", last_polled_at AS "lastPolledAt"
     FROM payments`;
@@ -89,7 +91,8 @@ export class PaymentRepository {
   /**
    * CTEs that create payments in state `creating`: `new_payments` (NEW_PAYMENTS: the rows,
    * as columns n, id, event_id, order_id, organization_id, order_number, customer_number,
-   * currency, gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id), then their
+   * currency, gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id,
+   * payment_ref, external_ref), then their
    * insert. The same builder serves a fresh event, a burst of fresh events and a retry:
    * `gate` names a relation whose column `n` lists the rows to write (those whose attempt
    * was recorded), or null for all; `reuse` lets a retry take over its earlier row (same
@@ -106,6 +109,7 @@ export class PaymentRepository {
                  currency = EXCLUDED.currency, total_gross_minor = EXCLUDED.total_gross_minor,
                  total_net_minor = EXCLUDED.total_net_minor, webhook_token = EXCLUDED.webhook_token,
                  api_key_hash = EXCLUDED.api_key_hash, payment_method_id = EXCLUDED.payment_method_id,
+                 payment_ref = EXCLUDED.payment_ref, external_ref = EXCLUDED.external_ref,
                  trace_headers = EXCLUDED.trace_headers, payflow_id = NULL, payment_link = NULL, updated_at = now()`
         : '';
       return `
@@ -117,17 +121,19 @@ export class PaymentRepository {
                   ${column('currency', 'text')},
                   ${column('totalGrossMinor', 'bigint')}, ${column('totalNetMinor', 'bigint')},
                   ${column('webhookToken', 'text')}, ${column('apiKeyHash', 'bytea')},
-                  ${column('paymentMethodId', 'text')}, ${traces})
+                  ${column('paymentMethodId', 'text')}, ${column('paymentRef', 'text')},
+                  ${column('externalRef', 'text')}, ${traces})
            AS d (n, id, event_id, order_id, organization_id, order_number, customer_number, currency,
                  gross_minor, net_minor, webhook_token, api_key_hash, payment_method_id,
-                 trace_headers)
+                 payment_ref, external_ref, trace_headers)
      ${gate === null ? '' : `WHERE d.n IN (SELECT n FROM ${gate})`}),
   new_payment_rows AS (
     INSERT INTO payments (id, order_id, organization_id, event_id, state, currency,
                           total_gross_minor, total_net_minor, webhook_token, api_key_hash,
-                          payment_method_id, trace_headers)
+                          payment_method_id, payment_ref, external_ref, trace_headers)
     SELECT id, order_id, organization_id, event_id, 'creating', currency, gross_minor,
-           net_minor, webhook_token, api_key_hash, payment_method_id, trace_headers
+           net_minor, webhook_token, api_key_hash, payment_method_id, payment_ref, external_ref,
+           trace_headers
       FROM ${NEW_PAYMENTS} ORDER BY n
     ${conflict})`;
     };
@@ -403,5 +409,32 @@ export class PaymentRepository {
       `UPDATE payments SET payment_link = NULL WHERE order_id = $1 AND payment_link IS NOT NULL`,
       [orderId],
     );
+  }
+
+  /** The payments of these Payflow ids, for the settlement reconciliation. */
+  settlementFacts(sql: Sql, payflowIds: readonly string[]): Promise<SettlementPayment[]> {
+    return queryRows(
+      sql,
+      settlementPaymentRow,
+      `SELECT id::text AS "paymentId", payflow_id AS "payflowId", order_id AS "orderId",
+              organization_id AS "organizationId", currency,
+              total_gross_minor::text AS "totalGrossMinor", payment_ref AS "paymentRef",
+              external_ref AS "externalRef"
+         FROM payments WHERE payflow_id = ANY($1::text[])`,
+      [payflowIds],
+    );
+  }
+
+  /** Payflow ids of paid payments created before a time, in id order (`not_settled` candidates). */
+  async paidPayflowIds(
+    sql: Sql,
+    range: { organizationId: string | null; createdBefore: Date; after: string; limit: number },
+  ): Promise<string[]> {
+    const rows = await sql.query<{ id: string }>(
+      `SELECT payflow_id AS id FROM payments WHERE status = 'paid' AND payflow_id > $3
+          AND created_at < $2 AND ($1::text IS NULL OR organization_id = $1) ORDER BY 1 LIMIT $4`,
+      [range.organizationId, range.createdBefore, range.after, range.limit],
+    );
+    return rows.map((row) => row.id);
   }
 }

@@ -98,6 +98,9 @@ export interface NewPaymentRow {
   readonly webhookToken: string;
   readonly apiKeyHash: Buffer;
   readonly paymentMethodId: string | null;
+  /** The ERP's `paymentRef` / `externalRef` as sent to Payflow (null: none). */
+  readonly paymentRef: string | null;
+  readonly externalRef: string | null;
   /** W3C trace headers of the creation, which the payment's webhooks continue. */
   readonly traceHeaders: StoredTraceHeaders | null;
 }
@@ -220,6 +223,9 @@ export const overviewRow = z.object({
   status: nullableText,
   paymentLink: nullableText,
   paymentMethodId: nullableText,
+  /** The ERP's paymentRef / externalRef as sent to Payflow. */
+  paymentRef: nullableText,
+  externalRef: nullableText,
   /** char(3), as stored (not trimmed). */
   currency: text,
   /** Minor units as decimal text. */
@@ -252,3 +258,20 @@ export const personalDataRow = z.object({
 
 /** The personal data a payment's row holds (privacy export and erasure): its payment link. */
 export type PaymentPersonalData = z.infer<typeof personalDataRow>;
+
+/** A payment as the settlement reconciliation matches lines to it (settlementFacts). */
+export const settlementPaymentRow = z.object({
+  paymentId: z.string(),
+  payflowId: z.string(),
+  orderId: z.string(),
+  organizationId: z.string().nullable(),
+  currency: z.string(),
+  totalGrossMinor: z
+    .string()
+    .regex(/^-?\d+$/)
+    .transform(Number),
+  /** The ERP's own references (order.payment_requested), shown beside its lines. */
+  paymentRef: z.string().nullable(),
+  externalRef: z.string().nullable(),
+});
+export type SettlementPayment = z.infer<typeof settlementPaymentRow>;

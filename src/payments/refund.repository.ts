@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { Sql } from '../database/database.js';
 import { queryRows } from '../database/parsed-rows.js';
-import { timestampField } from '../database/row-schemas.js';
+import { minorUnitsField, timestampField } from '../database/row-schemas.js';
 
 export interface MadeRefund {
   readonly paymentId: string;
@@ -15,6 +15,8 @@ export interface MadeRefund {
   readonly refundType: string;
   readonly remainingMinor: number | null;
 }
+
+const refundGrossRow = z.object({ paymentId: z.string(), grossMinor: minorUnitsField });
 
 const overviewRow = z.object({
   paymentId: z.string(),
@@ -64,6 +66,20 @@ export class RefundRepository {
         refund.refundType,
         refund.remainingMinor,
       ],
+    );
+  }
+
+  /** The gross of every refund of these payments (settlement reconciliation). */
+  settlementRefunds(
+    sql: Sql,
+    paymentIds: readonly string[],
+  ): Promise<{ paymentId: string; grossMinor: number }[]> {
+    return queryRows(
+      sql,
+      refundGrossRow,
+      `SELECT payment_id::text AS "paymentId", gross_minor::text AS "grossMinor"
+         FROM refunds WHERE payment_id = ANY($1::uuid[])`,
+      [paymentIds],
     );
   }
 }

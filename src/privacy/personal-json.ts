@@ -44,6 +44,9 @@ export const KEPT_FIELDS: ReadonlySet<string> = new Set([
   'id',
   'orderNumber',
   'invoiceNumber',
+  // the payment's own references (business references; docs/assumptions.md)
+  'paymentRef',
+  'externalRef',
   'installmentRef',
   'installmentId',
   'refundId',

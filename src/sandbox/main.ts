@@ -7,8 +7,9 @@
  * SANDBOX_CLIENT_SECRET_FILE (the built-in client's secret, from a file: the file's content,
  * one trailing newline removed; default sandbox-secret), and what it keeps at most over a
  * long run (docs/sandbox.md): SANDBOX_MAX_PAYMENTS (25000), SANDBOX_MAX_WEBHOOK_DELIVERIES
- * (20000), SANDBOX_MAX_SETTLEMENT_MOVEMENTS (500000), and how far its heap grows past what is
- * live, SANDBOX_HEAP_GROWTH_PERCENT (50).
+ * (20000), SANDBOX_MAX_SETTLEMENT_MOVEMENTS (500000), how far its heap grows past what is
+ * live, SANDBOX_HEAP_GROWTH_PERCENT (50), and the share of settlement lines booked a night
+ * late, SANDBOX_SETTLEMENT_LATE_PERCENT (10), chosen by SANDBOX_SETTLEMENT_SEED (29).
  */
 import { readFile } from 'node:fs/promises';
 import { limitHeapGrowth } from '../memory/heap-growth.js';
@@ -66,6 +67,10 @@ async function main(): Promise<void> {
       maxPayments: env.SANDBOX_MAX_PAYMENTS,
       maxWebhookDeliveries: env.SANDBOX_MAX_WEBHOOK_DELIVERIES,
       maxMovements: env.SANDBOX_MAX_SETTLEMENT_MOVEMENTS,
+    },
+    settlement: {
+      latePercent: env.SANDBOX_SETTLEMENT_LATE_PERCENT,
+      seed: env.SANDBOX_SETTLEMENT_SEED,
     },
     ...(webhookCa ? { webhookCa } : {}),
     ...(defaultClientSecret === undefined ? {} : { defaultClientSecret }),

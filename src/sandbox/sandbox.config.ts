@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_MAX_MOVEMENTS } from './state/movement-ledger.js';
+import { DEFAULT_SETTLEMENT_TIMING } from './settlement/booking.js';
 import { SHAPE_NAMES } from './payments/shapes.js';
 import { DEFAULT_MAX_PAYMENTS } from './state/state.js';
 import { DEFAULT_MAX_WEBHOOK_DELIVERIES } from './webhooks/webhooks.js';
@@ -47,6 +48,14 @@ export const sandboxEnvSchema = z.object({
   /** Settlement movements (CSV rows) kept at most. */
   SANDBOX_MAX_SETTLEMENT_MOVEMENTS: integer(1, 100_000_000, 'an integer 1-100000000').default(
     DEFAULT_MAX_MOVEMENTS,
+  ),
+  /** Percent of settlement lines booked on the next UTC day (settlement/booking.ts). */
+  SANDBOX_SETTLEMENT_LATE_PERCENT: integer(0, 100, 'an integer 0-100').default(
+    DEFAULT_SETTLEMENT_TIMING.latePercent,
+  ),
+  /** Seed of which settlement lines are late. */
+  SANDBOX_SETTLEMENT_SEED: integer(0, 0xffff_ffff, 'an integer 0-4294967295').default(
+    DEFAULT_SETTLEMENT_TIMING.seed,
   ),
   /**
    * How far V8 lets the heap grow past what survived its last full collection (percent;

@@ -28,6 +28,7 @@ import { Scheduler } from './state/scheduler.js';
 import { Shapes, type ShapeName } from './payments/shapes.js';
 import { RequestTraces } from './http/request-traces.js';
 import { PayerSimulation } from './payments/simulation.js';
+import { DEFAULT_SETTLEMENT_TIMING, type SettlementTiming } from './settlement/booking.js';
 import { DEFAULT_RETENTION, SandboxState } from './state/state.js';
 import { DEFAULT_MAX_WEBHOOK_DELIVERIES, WebhookDispatcher } from './webhooks/webhooks.js';
 
@@ -66,6 +67,11 @@ export interface SandboxOptions {
    * payments (default 25,000), settlement movements (500,000), webhook deliveries (20,000).
    */
   retention?: Partial<SandboxRetention>;
+  /**
+   * The share of settlement lines booked a night late (percent, default 10) and the seed
+   * of that choice (default 29), at start and after a reset (settlement/booking.ts).
+   */
+  settlement?: Partial<SettlementTiming>;
 }
 
 export interface SandboxRetention {
@@ -98,10 +104,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     keepAliveTimeout: 4_000,
   });
   const clock = new VirtualClock();
-  const state = new SandboxState(options.webhookWhitelist, options.defaultClientSecret, {
-    maxPayments: options.retention?.maxPayments ?? DEFAULT_RETENTION.maxPayments,
-    maxMovements: options.retention?.maxMovements ?? DEFAULT_RETENTION.maxMovements,
-  });
+  const state = new SandboxState(
+    options.webhookWhitelist,
+    options.defaultClientSecret,
+    {
+      maxPayments: options.retention?.maxPayments ?? DEFAULT_RETENTION.maxPayments,
+      maxMovements: options.retention?.maxMovements ?? DEFAULT_RETENTION.maxMovements,
+    },
+    { ...DEFAULT_SETTLEMENT_TIMING, ...options.settlement },
+  );
   const faults = new FaultRegistry();
   const lateApplications = new LateApplications();
   const onJobError = (error: unknown): void => logger.error({ err: error }, 'sandbox job failed');

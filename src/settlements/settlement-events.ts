@@ -20,6 +20,8 @@ import type { SettlementLine } from './csv/settlement-row.js';
 export const SETTLEMENT_EVENT_TYPES = [
   'settlement.file_available',
   'settlement.line',
+  'settlement.exception',
+  'settlement.reconciled',
 ] as const satisfies readonly OutboundEventType[];
 export type SettlementEventType = (typeof SETTLEMENT_EVENT_TYPES)[number];
 

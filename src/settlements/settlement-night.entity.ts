@@ -9,6 +9,7 @@ import { col } from '../database/columns.js';
 @Index('settlement_nights_missing_idx', ['organizationId', 'settlementDate'], {
   where: `"status" = 'missing'`,
 })
+@Index('settlement_nights_file_idx', ['fileId'])
 export class SettlementNightEntity {
   @col.key.text('organization_id') organizationId!: string;
   @col.key.date('settlement_date') settlementDate!: string;

@@ -337,4 +337,22 @@ export class SettlementRepository {
   filesByHour(sql: Sql, since: Date): Promise<HourlyCount[]> {
     return countsByHour(sql, 'settlement_files', 'pulled_at', since);
   }
+
+  /**
+   * Stored file versions of the nights from `from` to `to` (all organizations when
+   * `organizationId` is null) that no night points at any more: the versions replaced.
+   */
+  async replacedFiles(
+    sql: Sql,
+    range: { from: string; to: string; organizationId: string | null },
+  ): Promise<string[]> {
+    const rows = await sql.query<{ id: string }>(
+      `SELECT f.id::text AS id FROM settlement_files f
+        WHERE f.date_from BETWEEN $1::date AND $2::date
+          AND ($3::text IS NULL OR f.organization_id = $3)
+          AND NOT EXISTS (SELECT 1 FROM settlement_nights n WHERE n.file_id = f.id)`,
+      [range.from, range.to, range.organizationId],
+    );
+    return rows.map((row) => row.id);
+  }
 }

@@ -17,6 +17,7 @@ import { NightlySettlementsCron } from './nightly/nightly-settlements.cron.js';
 import { NightlySettlementsRunner } from './nightly/nightly-settlements.runner.js';
 import { NightTracker } from './nightly/night-tracker.js';
 import { SettlementPullModule } from './pull/settlement-pull.module.js';
+import { RECONCILIATION_ENTITIES } from './reconcile/settlement-reconcile.entity.js';
 import { SettlementFileChunkEntity } from './settlement-file-chunk.entity.js';
 import { SettlementFileErrorEntity } from './settlement-file-error.entity.js';
 import { SettlementFileEntity } from './settlement-file.entity.js';
@@ -34,6 +35,7 @@ export const SETTLEMENT_ENTITIES = [
   SettlementFileChunkEntity,
   SettlementFileErrorEntity,
   SettlementNightEntity,
+  ...RECONCILIATION_ENTITIES,
 ];
 
 @Module({ imports: [DatabaseModule.forFeature(SETTLEMENT_ENTITIES)] })

@@ -104,8 +104,10 @@ describe('payflow-bridge settlements pull', () => {
     expect(pulled.out).toContain(
       `Pulled 3 night(s): 3 stored, 0 changed (both versions kept), 0 unchanged, 0 failed; 7 event(s) for ${TOPIC}.`,
     );
-    expect(pulled.out).toContain('Published 7 event(s).');
-    await reader.waitFor((messages) => messages.length >= 7);
+    // The 7 lines and files, and their reconciliation: the 4 lines are payments the bridge
+    // never created (4 settlement.exception) and 2 nights have lines (2 settlement.reconciled).
+    expect(pulled.out).toContain('Published 13 event(s).');
+    await reader.waitFor((messages) => messages.length >= 13);
     const events = reader.json<SettlementEvent>();
     expect(events.filter((event) => event.type === 'settlement.file_available')).toHaveLength(3);
     expect(events.filter((event) => event.type === 'settlement.line')).toHaveLength(4);
@@ -117,7 +119,7 @@ describe('payflow-bridge settlements pull', () => {
     expect(again.out).not.toContain('Published');
     expect(await filesOf(db, first)).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(reader.messages).toHaveLength(7);
+    expect(reader.messages).toHaveLength(13);
   });
 
   it('says when a file changed, and keeps both versions', async () => {

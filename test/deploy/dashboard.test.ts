@@ -1,8 +1,9 @@
 /**
  * docs/grafana/payflow-bridge.dashboard.json charts only series the worker exposes: every
  * `payflow_bridge_*` name in its queries is registered by the worker's metrics (the
- * MetricsService registry with the receiver's and the inbox processor's metrics added, as
- * the worker wires them). A renamed metric fails here instead of leaving a panel empty.
+ * MetricsService registry with the receiver's, the inbox processor's and the open
+ * reconciliation findings' metrics added, as the worker wires them). A renamed metric
+ * fails here instead of leaving a panel empty.
  * Its scrape note sends Prometheus to the management port, where /metrics is served.
  */
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { MetricsService } from '../../src/management/metrics/metrics.service.js';
 import { PromProcessingMetrics } from '../../src/webhooks/processing/processing.metrics.js';
 import { PromReceiverMetrics } from '../../src/webhooks/receiver/receiver.metrics.js';
+import { PromFindingsMetrics } from '../../src/settlements/reconcile/findings.metrics.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -35,6 +37,7 @@ describe('the Grafana dashboard', () => {
     const metrics = new MetricsService();
     new PromReceiverMetrics(metrics.registry);
     new PromProcessingMetrics(metrics.registry);
+    new PromFindingsMetrics(metrics.registry, () => Promise.resolve([]));
     const registered = new Set(
       (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name),
     );

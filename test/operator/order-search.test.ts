@@ -217,6 +217,8 @@ describe('OrderSearchQuery', () => {
             webhookToken: randomUUID(),
             apiKeyHash: Buffer.alloc(32, 1),
             paymentMethodId: null,
+            paymentRef: null,
+            externalRef: null,
             traceHeaders: null,
           },
         ],

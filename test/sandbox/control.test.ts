@@ -328,6 +328,18 @@ describe('the built-in client’s secret (SANDBOX_CLIENT_SECRET_FILE)', () => {
 });
 
 describe('npm run sandbox environment', () => {
+  it('reads the share of settlement lines booked a night late, and its seed', () => {
+    expect(
+      parseSandboxEnv({ SANDBOX_SETTLEMENT_LATE_PERCENT: '0', SANDBOX_SETTLEMENT_SEED: '7' }),
+    ).toEqual({
+      ok: true,
+      env: expect.objectContaining({
+        SANDBOX_SETTLEMENT_LATE_PERCENT: 0,
+        SANDBOX_SETTLEMENT_SEED: 7,
+      }),
+    });
+  });
+
   it('has the documented defaults', () => {
     expect(parseSandboxEnv({})).toEqual({
       ok: true,
@@ -342,6 +354,8 @@ describe('npm run sandbox environment', () => {
         SANDBOX_MAX_WEBHOOK_DELIVERIES: 20_000,
         SANDBOX_MAX_SETTLEMENT_MOVEMENTS: 500_000,
         SANDBOX_HEAP_GROWTH_PERCENT: 50,
+        SANDBOX_SETTLEMENT_LATE_PERCENT: 10,
+        SANDBOX_SETTLEMENT_SEED: 29,
       },
     });
   });
@@ -357,6 +371,8 @@ describe('npm run sandbox environment', () => {
       ['SANDBOX_MAX_SETTLEMENT_MOVEMENTS', '-1'],
       ['SANDBOX_HEAP_GROWTH_PERCENT', '401'],
       ['SANDBOX_HEAP_GROWTH_PERCENT', 'half'],
+      ['SANDBOX_SETTLEMENT_LATE_PERCENT', '101'],
+      ['SANDBOX_SETTLEMENT_SEED', '4294967296'],
     ] as const) {
       const result = parseSandboxEnv({ [name]: value });
       expect(result.ok).toBe(false);

@@ -241,7 +241,7 @@ describe('sandbox group B', () => {
   });
 
   describe('GET /partner/settlements/generate_csv', () => {
-    it('has one row per booked movement in the range, refunds negative, fee 1.5 %', async () => {
+    it('has one row per booked movement in the range, refunds negative, card fee 1.4 % + 1.00', async () => {
       const payment = await createPayment(sandbox, token, {
         total: 1249.5,
         net: 999.6,
@@ -287,10 +287,11 @@ describe('sandbox group B', () => {
         'payment',
         'NOK',
         '1249.50',
-        '18.74',
-        '1230.76',
+        '18.49', // 1.4 % of 1249.50 = 17.493 → 17.49, + 1.00
+        '1231.01',
       ]);
-      expect(refundRow.slice(8, 13)).toEqual(['refund', 'NOK', '-100.10', '-1.50', '-98.60']);
+      // the refund gives back the rate part (1.4 % of 100.10 = 1.4014 → 1.40), not the 1.00
+      expect(refundRow.slice(8, 13)).toEqual(['refund', 'NOK', '-100.10', '-1.40', '-98.70']);
       expect(payRow[13]?.slice(0, 10)).toBe(today);
 
       const empty = await call(

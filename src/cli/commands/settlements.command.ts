@@ -31,6 +31,10 @@ import { SettlementNightsModule } from '../../settlements/settlement-nights.modu
 import { SettlementPullError } from '../../settlements/settlement.errors.js';
 import { SettlementRepository } from '../../settlements/settlement.repository.js';
 import { UsageError } from '../cli.runtime.js';
+import {
+  SettlementsAcknowledgeCommand,
+  SettlementsReconcileCommand,
+} from './settlements-reconcile.command.js';
 import { CliCommand, usage } from './cli-command.js';
 import { createSettlementProgress } from './settlement-progress.js';
 import {
@@ -314,7 +318,13 @@ export class SettlementsForgetCommand extends CliCommand {
 @Command({
   name: 'settlements',
   description: 'nightly settlement files',
-  subCommands: [SettlementsPullCommand, SettlementsStatusCommand, SettlementsForgetCommand],
+  subCommands: [
+    SettlementsPullCommand,
+    SettlementsStatusCommand,
+    SettlementsForgetCommand,
+    SettlementsReconcileCommand,
+    SettlementsAcknowledgeCommand,
+  ],
 })
 export class SettlementsCommand extends CliCommand {
   run(args: string[]): Promise<void> {

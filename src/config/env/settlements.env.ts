@@ -1,6 +1,6 @@
 /** SETTLEMENT_*: the nightly settlement pull. */
 import { z } from 'zod';
-import { boolean } from '../env-values.js';
+import { boolean, duration } from '../env-values.js';
 import { validateCronExpression } from 'cron';
 import { isTimeZone } from '../../timing/calendar.js';
 
@@ -20,4 +20,12 @@ export const settlementsEnv = z.object({
   SETTLEMENT_ENABLED: boolean.default(true),
   /** The nightly run also asks again for this many of the latest pulled nights (0 = none). */
   SETTLEMENT_RECHECK_NIGHTS: z.coerce.number().int().min(0).max(31).default(0),
+  /**
+   * A payment paid this long ago with no settlement line is `not_settled` (CONTRACT §10).
+   * Default 3d: Payflow settles a payment on one of the next banking days, so three days
+   * cover a weekend.
+   */
+  SETTLEMENT_EXPECTED_WITHIN: duration
+    .default(3 * 86_400_000)
+    .refine((ms) => ms >= 60_000, { message: 'must be at least 1m' }),
 });

@@ -1,9 +1,10 @@
 /**
  * The console's operations pages (issue 22): dead letters (list, message, replay with its
- * progress), calls in doubt (the two verdicts), settlement nights (pull again, forget) and
- * the overview. One rule, two doors: the actions call the services the CLI's `dlq replay`,
- * `in-doubt resolve`, `dlq discard`, `settlements pull` and `settlements forget` call, built by the same
- * feature modules; the pages read through src/operator. ConsoleModule imports this module
+ * progress), calls in doubt (the two verdicts), settlement nights (pull again, forget), the
+ * reconciliation (acknowledge a finding) and the overview. One rule, two doors: the actions
+ * call the services the CLI's `dlq replay`, `in-doubt resolve`, `dlq discard`, `settlements
+ * pull`, `settlements forget` and `settlements acknowledge` call, built by the same feature
+ * modules; the pages read through src/operator. ConsoleModule imports this module
  * when the console is on; every page is a `@ConsolePage()` (management port, session,
  * CSRF on every POST) and every action is recorded by ConsoleAudit.
  *
@@ -22,17 +23,21 @@ import { OperatorReadsModule } from '../../operator/operator-reads.module.js';
 import { DeadLetterListQuery } from '../../operator/dead-letters/dead-letter-list.query.js';
 import { OverviewSampler } from '../../operator/overview/overview-sampler.js';
 import { OverviewQuery } from '../../operator/overview/overview.query.js';
+import { ReconciliationQuery } from '../../operator/reconciliation/reconciliation.query.js';
 import { SettlementNightsQuery } from '../../operator/settlements/settlement-nights.query.js';
 import { IN_DOUBT_ORDER_REPLAYER, InDoubtModule } from '../../orders/in-doubt/in-doubt.module.js';
 import type { OrderReplayer } from '../../orders/in-doubt/in-doubt.service.js';
 import { OutboxRelay } from '../../outbox/outbox.relay.js';
 import { SettlementPullModule } from '../../settlements/pull/settlement-pull.module.js';
+import { SettlementReconcileModule } from '../../settlements/reconcile/settlement-reconcile.module.js';
 import { ConsoleDiscards } from './dead-letters/console-discards.js';
 import { ConsoleReplays } from './dead-letters/console-replays.js';
 import { DeadLettersController } from './dead-letters/dead-letters.controller.js';
 import { ConsoleVerdicts } from './in-doubt/console-verdicts.js';
 import { InDoubtController } from './in-doubt/in-doubt.controller.js';
 import { OverviewController } from './overview/overview.controller.js';
+import { ConsoleAcknowledgements } from './reconciliation/console-acknowledgements.js';
+import { ReconciliationController } from './reconciliation/reconciliation.controller.js';
 import { ConsoleNightActions } from './settlements/console-night-actions.js';
 import { SettlementsController } from './settlements/settlements.controller.js';
 
@@ -97,12 +102,15 @@ export class ConsoleOperationsModule {
           imports: [OperatorReadsModule, ConsoleOrderReplayerModule.forRoot(replay)],
         }),
         SettlementPullModule.forRoot({ outbox }),
+        // The acknowledgement's SettlementReconciler (`settlements acknowledge`).
+        SettlementReconcileModule,
       ],
       controllers: [
         OverviewController,
         DeadLettersController,
         InDoubtController,
         SettlementsController,
+        ReconciliationController,
       ],
       providers: [
         DeadLetterListQuery,
@@ -113,6 +121,8 @@ export class ConsoleOperationsModule {
         ConsoleDiscards,
         ConsoleVerdicts,
         ConsoleNightActions,
+        ReconciliationQuery,
+        ConsoleAcknowledgements,
       ],
     };
   }

@@ -45,6 +45,7 @@ function timeline(tone: 'bad' | 'info'): OrderTimeline {
         traceId: null,
       },
     ],
+    settlement: { lines: [], findings: [] },
   };
 }
 

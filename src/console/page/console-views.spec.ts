@@ -61,6 +61,7 @@ const timeline: OrderTimeline = {
       traceId: null,
     },
   ],
+  settlement: { lines: [], findings: [] },
 };
 
 function aLetter(fields: Partial<DeadLetterView>): DeadLetterView {

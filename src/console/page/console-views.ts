@@ -20,6 +20,7 @@ export const SECTIONS = [
   { id: 'dead-letters', label: 'Dead letters', href: `${CONSOLE_PREFIX}/dead-letters` },
   { id: 'in-doubt', label: 'In doubt', href: `${CONSOLE_PREFIX}/in-doubt` },
   { id: 'settlements', label: 'Settlements', href: `${CONSOLE_PREFIX}/settlements` },
+  { id: 'reconciliation', label: 'Reconciliation', href: `${CONSOLE_PREFIX}/reconciliation` },
 ] as const;
 export type SectionId = (typeof SECTIONS)[number]['id'];
 

@@ -22,6 +22,8 @@ export const OPERATOR_ACTIONS = [
   'erase_personal_data',
   /** A dead letter's page opened: which letter, never its payload. */
   'view_dead_letter',
+  /** A settlement finding closed by a person (`settlements acknowledge`): which, and why. */
+  'acknowledge_finding',
 ] as const;
 export type OperatorActionKind = (typeof OPERATOR_ACTIONS)[number];
 

@@ -319,6 +319,8 @@ export class OrderShowQuery {
         status: payment.status,
         paymentLink: textOrNull(payment.paymentLink),
         paymentMethodId: payment.paymentMethodId,
+        paymentRef: payment.paymentRef,
+        externalRef: payment.externalRef,
         totalGross: amountView(payment.totalGross, currency),
         totalNet: amountView(payment.totalNet, currency),
         createdAt: payment.createdAt.toISOString(),

@@ -124,6 +124,9 @@ export interface PaymentView {
   readonly status: string | null;
   readonly paymentLink: string | null;
   readonly paymentMethodId: string | null;
+  /** The ERP's own references of the payment, as sent to Payflow. */
+  readonly paymentRef: string | null;
+  readonly externalRef: string | null;
   readonly totalGross: AmountView;
   readonly totalNet: AmountView;
   readonly createdAt: string;
@@ -239,6 +242,8 @@ export function renderOrderView(view: OrderView): string {
           ['total gross', money(payment.totalGross)],
           ['total net', money(payment.totalNet)],
           ['payment method', show(payment.paymentMethodId)],
+          ['payment ref', show(payment.paymentRef)],
+          ['external ref', show(payment.externalRef)],
           ['created', payment.createdAt],
           ['last polled', show(payment.lastPolledAt)],
         ],

@@ -35,6 +35,7 @@ import { OperatorActionRepository } from '../audit/operator-action.repository.js
 import { amountView, orderView, unexplainedEffectViews } from '../order-show/order-show.query.js';
 import { effectLabel, type UnexplainedEffectView } from '../order-show/unexplained-effect.view.js';
 import { sanitizeText } from '../masking/sanitize-text.js';
+import { findingEntry, readOrderSettlement } from './order-settlement.query.js';
 import {
   traceIdOf,
   type OrderTimeline,
@@ -60,6 +61,7 @@ const KIND_ORDER: readonly TimelineKind[] = [
   'webhook',
   'status_event',
   'settlement_line',
+  'settlement_finding',
   'dead_letter',
   'verdict',
   'console_action',
@@ -309,12 +311,13 @@ export class OrderTimelineQuery {
     const payflowIds = payments.flatMap((payment) =>
       payment.payflowId === null ? [] : [payment.payflowId],
     );
-    const [webhooks, messages, installments, documents] = await Promise.all([
+    const [webhooks, messages, installments, documents, settlement] = await Promise.all([
       paymentIds.length === 0 ? [] : WebhookInboxRepository.listForPayments(sql, paymentIds),
       this.outbox.listByKeys(sql, [orderId, ...payflowIds]),
       // Only to tell the effects the bridge recorded after all: read when there are some.
       effects.length === 0 ? [] : this.installments.listForPayments(sql, paymentIds),
       effects.length === 0 ? [] : this.documents.listForPayments(sql, paymentIds),
+      readOrderSettlement(sql, payflowIds),
     ]);
     const payflowOf = new Map(payments.map((payment) => [payment.id, payment.payflowId]));
     const traces = tracesOfEvents(messages);
@@ -383,6 +386,7 @@ export class OrderTimelineQuery {
         ),
       ),
       ...messages.map((message) => publishedEntry(message, orderId)),
+      ...settlement.findings.map(findingEntry),
       ...verdicts.map((verdict) =>
         entry(
           verdict.decidedAt,
@@ -440,6 +444,7 @@ export class OrderTimelineQuery {
         total: amountView(payment.totalGross, payment.currency),
       })),
       entries,
+      settlement,
     };
   }
 }

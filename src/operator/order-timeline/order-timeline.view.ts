@@ -2,11 +2,12 @@
  * An order's whole story as the console shows it, newest last: each ERP event that took
  * effect or was dead-lettered, each Payflow call, each webhook, each event published (status
  * events, settlement lines naming its payment), each verdict a person recorded, each
- * console action, and each installment or document found at Payflow that no event of the
- * order explains. Text from outside (errors, reasons) is sanitized; no secret, no customer
+ * console action, each settlement finding about its payments, and each installment or
+ * document found at Payflow that no event of the order explains. Text from outside (errors, reasons) is sanitized; no secret, no customer
  * contact data (the contact is read apart, masked: customer-contact.ts).
  */
 import type { AmountView, OrderSummaryView } from '../order-show/order-show.view.js';
+import type { FindingView, SettlementLineView } from '../reconciliation/reconciliation.view.js';
 
 export const TIMELINE_KINDS = [
   'erp_event',
@@ -15,6 +16,7 @@ export const TIMELINE_KINDS = [
   'status_event',
   'dead_letter',
   'settlement_line',
+  'settlement_finding',
   'verdict',
   'console_action',
   'unexplained_effect',
@@ -51,11 +53,21 @@ export interface TimelinePayment {
   readonly total: AmountView;
 }
 
+/** An order's settlement: its payments' current settlement lines and the findings. */
+export interface OrderSettlement {
+  /** By settlement date. */
+  readonly lines: readonly SettlementLineView[];
+  /** Oldest first. */
+  readonly findings: readonly FindingView[];
+}
+
 export interface OrderTimeline {
   readonly order: OrderSummaryView;
   readonly payments: readonly TimelinePayment[];
   /** Oldest first (newest last). */
   readonly entries: readonly TimelineEntry[];
+  /** Its payments' settlement lines and findings (order-settlement.query.ts). */
+  readonly settlement: OrderSettlement;
 }
 
 export const KIND_LABELS: Readonly<Record<TimelineKind, string>> = {
@@ -65,6 +77,7 @@ export const KIND_LABELS: Readonly<Record<TimelineKind, string>> = {
   status_event: 'Status event',
   dead_letter: 'Dead letter',
   settlement_line: 'Settlement line',
+  settlement_finding: 'Settlement finding',
   verdict: 'Verdict',
   console_action: 'Console action',
   unexplained_effect: 'Found at Payflow',

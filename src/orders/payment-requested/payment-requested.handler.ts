@@ -105,6 +105,8 @@ export class PaymentRequestedHandler implements OrderEventHandler<Type> {
           webhookToken: credentials.token,
           apiKeyHash: credentials.apiKeyHash,
           paymentMethodId: mapped.paymentMethodId,
+          paymentRef: mapped.paymentRef,
+          externalRef: mapped.externalRef,
           // The payment's webhooks continue this trace (webhook-inbox.processor.ts).
           traceHeaders: command.trace.headers(),
         },

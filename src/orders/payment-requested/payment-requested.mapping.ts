@@ -36,6 +36,9 @@ export interface MappedPaymentRequest {
   readonly vatMinor: number;
   readonly installments: readonly PlannedInstallment[] | null;
   readonly paymentMethodId: string | null;
+  /** The ERP's `paymentRef` / `externalRef`, as sent to Payflow (null: not sent). */
+  readonly paymentRef: string | null;
+  readonly externalRef: string | null;
 }
 
 const OBJECT_TYPES = { new: 'newCar', tradeIn: 'tradeInCAR', other: '' } as const;
@@ -87,7 +90,10 @@ export function mapPaymentRequested(
       invoiceComments: data.invoiceComments,
       profileId: data.profileId,
       paymentDepartment: data.paymentDepartment,
+      paymentRef: data.paymentRef ?? undefined,
+      // Always the order id (CONTRACT §2): the ERP sets paymentRef and externalRef only.
       internalRef: event.orderId,
+      externalRef: data.externalRef ?? undefined,
     }),
     communication:
       data.sendPaymentLink === undefined && data.sendPaymentReminder === undefined
@@ -112,6 +118,8 @@ export function mapPaymentRequested(
     vatMinor: totals.vatMinor,
     installments,
     paymentMethodId: data.paymentMethodId ?? null,
+    paymentRef: data.paymentRef ?? null,
+    externalRef: data.externalRef ?? null,
   };
 }
 

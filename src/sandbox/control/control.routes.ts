@@ -42,6 +42,8 @@ import { buildOpenApiDocument } from '../openapi/openapi.js';
 import type { SandboxContext } from '../http/routing.js';
 import { sandboxPaymentView } from './views.js';
 import { deliveryView } from '../webhooks/webhooks.js';
+import { feeMinor } from '../settlement/fees.js';
+import { registerSettlementControlRoutes } from '../settlement/settlement.routes.js';
 
 interface IdParams {
   id: string;
@@ -130,6 +132,8 @@ export function registerControlRoutes(
       malformedLines: malformedLines.length,
     };
   });
+
+  registerSettlementControlRoutes(app, state);
 
   app.get('/sandbox/webhook-whitelist', () => ({ domains: state.whitelist }));
   app.put('/sandbox/webhook-whitelist', (request) => {
@@ -332,6 +336,7 @@ async function seedSettlements(
       type,
       currency,
       grossMinor,
+      feeMinor: feeMinor(grossMinor, currency, movement.feeMethod ?? 'seeded', type),
       bookedAt,
     };
   });
@@ -347,6 +352,7 @@ async function seedSettlements(
     const bookedAt = dayStart + Math.floor((i * DAY_MS) / count);
     const minor = (100 + (i % 997)) * unit + ((i * 7) % 100) * hundredth;
     const refund = i % 10 === 9;
+    const gross = refund ? -minor : minor;
     const paymentNumber = state.nextPaymentNumber++;
     state.movements.add({
       id: newObjectId(bookedAt),
@@ -358,7 +364,8 @@ async function seedSettlements(
       orderNumber: `SB-${paymentNumber}`,
       type: refund ? 'refund' : 'payment',
       currency: organization.currency,
-      grossMinor: refund ? -minor : minor,
+      grossMinor: gross,
+      feeMinor: feeMinor(gross, organization.currency, 'seeded', refund ? 'refund' : 'payment'),
       bookedAt,
     });
   }

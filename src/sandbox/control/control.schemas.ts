@@ -4,6 +4,7 @@ import { isCurrency } from '../../money/money.js';
 import { PAYMENT_METHOD_TYPES } from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate, utcDateOf } from '../state/clock.js';
 import { SIMULATE_ACTIONS } from '../payments/simulation.js';
+import { FEE_METHODS } from '../settlement/fees.js';
 
 const nonEmpty = z.string().min(1);
 const domain = z
@@ -101,7 +102,7 @@ const calendarDate = z
   .refine((date) => startOfUtcDate(date) !== undefined, { message: 'must be a calendar date' });
 
 /** Major units as a JSON number or exact decimal text ("1249.50", "-100"). */
-const majorAmount = z.union([
+export const majorAmount = z.union([
   z.number().finite(),
   z.string().regex(/^[+-]?\d+(?:\.\d+)?$/, { message: 'must be a decimal number' }),
 ]);
@@ -115,6 +116,8 @@ export const settlementMovementSchema = z.object({
   currency: currency.optional(),
   grossAmount: majorAmount,
   bookedAt: z.iso.datetime({ offset: true }).optional(),
+  /** The fee rule of the row (settlement/fees.ts); default `seeded`, a flat 1.5 %. */
+  feeMethod: z.enum(FEE_METHODS).optional(),
 });
 
 /** POST /sandbox/settlements: settlement CSV rows (and broken lines) on a chosen date. */
@@ -139,3 +142,52 @@ export const settlementSeedSchema = z
     });
   });
 export type SettlementSeed = z.output<typeof settlementSeedSchema>;
+
+/** Most days a control may delay a settlement line. */
+export const MAX_LATE_DAYS = 366;
+
+/**
+ * POST /sandbox/payments/{id}/settlement: what happens to the payment's next `count` lines
+ * of `kind` (settlement/booking.ts). `never` excludes the others; at least one is asked for.
+ */
+export const settlementControlSchema = z
+  .object({
+    kind: z.enum(['payment', 'refund']).default('payment'),
+    grossAmount: majorAmount.optional(),
+    twice: z.boolean().optional(),
+    never: z.boolean().optional(),
+    lateDays: z.number().int().min(0).max(MAX_LATE_DAYS).optional(),
+    count: z.number().int().min(1).max(1_000).default(1),
+  })
+  .superRefine((body, context) => {
+    if (
+      body.grossAmount === undefined &&
+      body.twice === undefined &&
+      body.never === undefined &&
+      body.lateDays === undefined
+    ) {
+      context.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'must set at least one of grossAmount, twice, never, lateDays',
+        input: body,
+      });
+    }
+    if (body.never !== true) return;
+    for (const field of ['grossAmount', 'twice', 'lateDays'] as const) {
+      if (body[field] === undefined || body[field] === false) continue;
+      context.addIssue({
+        code: 'custom',
+        path: [field],
+        message: 'a line that never settles has no other control',
+        input: body[field],
+      });
+    }
+  });
+export type SettlementControlBody = z.output<typeof settlementControlSchema>;
+
+/** PUT /sandbox/settlement-config: the share of lines booked a night late, and its seed. */
+export const settlementTimingSchema = z.object({
+  latePercent: z.number().min(0).max(100),
+  seed: z.number().int().min(0).max(0xffff_ffff).optional(),
+});

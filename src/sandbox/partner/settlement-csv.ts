@@ -2,13 +2,13 @@
  * The standard settlement CSV (docs/assumptions.md): RFC 4180, a header row, then one row
  * per money movement booked in the date range, ordered by booking time (stable). After
  * each date's rows come that date's raw lines seeded with POST /sandbox/settlements (a
- * broken file), as they are. settlement_date is the booked date (UTC); fee is 1.5 % of
- * gross rounded half away from zero; refunds negative.
+ * broken file), as they are. settlement_date is the booked date (UTC); the fee is the one
+ * decided when the line was booked (settlement/fees.ts); refunds negative.
  *
  * The file is streamed in chunks of about 64 KiB, so a large file is never one string.
  */
 import { Readable } from 'node:stream';
-import { formatMinorUnits, roundDecimal } from '../../money/money.js';
+import { formatMinorUnits } from '../../money/money.js';
 import { SETTLEMENT_CSV_COLUMNS } from '../../payflow/wire/payflow.schemas.js';
 import { isoOf } from '../state/clock.js';
 import type { BookedDate, MovementLedger } from '../state/movement-ledger.js';
@@ -18,11 +18,6 @@ import type { Movement } from '../state/state.js';
 export const SETTLEMENT_CSV_CHUNK_SIZE = 64 * 1024;
 
 const NO_LINES: ReadonlyMap<string, readonly string[]> = new Map();
-
-/** 1.5 % as an exact decimal: gross × 15 / 1000. */
-function feeMinor(grossMinor: number): number {
-  return Number(roundDecimal({ digits: BigInt(grossMinor) * 15n, scale: 3 }, 0));
-}
 
 /**
  * The settlement CSV of one organization for the booked dates [from, to] as a byte stream.
@@ -89,7 +84,7 @@ function* chunked(lines: Iterable<string>): Generator<Buffer> {
 }
 
 function csvRow(movement: Movement, date: string): string {
-  const fee = feeMinor(movement.grossMinor);
+  const fee = movement.feeMinor;
   const row: Record<(typeof SETTLEMENT_CSV_COLUMNS)[number], string> = {
     settlement_id: movement.id,
     settlement_date: date,

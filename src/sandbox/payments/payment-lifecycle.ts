@@ -13,6 +13,7 @@ import {
   type WebhookPayload,
 } from '../../payflow/wire/payflow.schemas.js';
 import { startOfUtcDate } from '../state/clock.js';
+import { feeMinor, type FeeMethod } from '../settlement/fees.js';
 import { businessError, notFound, type Detail, type Loc } from '../http/errors.js';
 import { newObjectId } from '../state/ids.js';
 import type { Scheduler } from '../state/scheduler.js';
@@ -161,7 +162,11 @@ export class PaymentLifecycle {
     );
   }
 
-  /** A money movement: one settlement CSV row (negative for refunds). */
+  /**
+   * Money collected or refunded: its settlement CSV line(s), negative for refunds, with the
+   * fee of how it was collected (settlement/fees.ts), booked when settlement/booking.ts
+   * says (the day of collection, a night late, or as a test's control asks).
+   */
   book(
     payment: Payment,
     installmentId: string | null,
@@ -169,19 +174,35 @@ export class PaymentLifecycle {
     type: 'payment' | 'refund',
     at: number,
   ): void {
-    this.state.movements.add({
-      id: newObjectId(at),
-      organizationId: payment.organizationId,
-      paymentId: payment.id,
-      paymentNumber: payment.number,
-      installmentId,
-      internalRef: payment.internalRef,
-      orderNumber: payment.orderNumber,
-      type,
-      currency: payment.currency,
-      grossMinor,
-      bookedAt: at,
-    });
+    const method = this.feeMethod(payment, installmentId);
+    for (const line of this.state.settlement.plan(payment.id, type, at, grossMinor)) {
+      this.state.movements.add({
+        id: newObjectId(line.bookedAt),
+        organizationId: payment.organizationId,
+        paymentId: payment.id,
+        paymentNumber: payment.number,
+        installmentId,
+        internalRef: payment.internalRef,
+        orderNumber: payment.orderNumber,
+        type,
+        currency: payment.currency,
+        grossMinor: line.grossMinor,
+        feeMinor: feeMinor(line.grossMinor, payment.currency, method, type),
+        bookedAt: line.bookedAt,
+      });
+    }
+  }
+
+  /**
+   * How a line's money was collected: an installment paid by the payer or debited on its
+   * date; else the payment's method (a refund of an installment payment: installment).
+   */
+  private feeMethod(payment: Payment, installmentId: string | null): FeeMethod {
+    if (payment.installments) {
+      const installment = payment.installments.find((entry) => entry.id === installmentId);
+      return installment?.type === 'scheduled' ? 'direct_debit' : 'installment';
+    }
+    return this.paymentMethod(payment.paymentMethodId)?.type === 'invoice' ? 'invoice' : 'card';
   }
 
   /** Payment Update to callback.url; status update to status_update_url when the status changed. */

@@ -12,6 +12,7 @@ const movement = (organizationId: string, bookedAt: string, id: string): Movemen
   type: 'payment',
   currency: 'NOK',
   grossMinor: 100,
+  feeMinor: 2,
   bookedAt: Date.parse(bookedAt),
 });
 

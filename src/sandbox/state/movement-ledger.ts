@@ -28,6 +28,8 @@ export interface Movement {
   type: 'payment' | 'refund';
   currency: string;
   grossMinor: number;
+  /** What the acquirer keeps (settlement/fees.ts), decided when the line is booked. */
+  feeMinor: number;
   bookedAt: number;
 }
 

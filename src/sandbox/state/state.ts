@@ -10,6 +10,11 @@ import {
 } from '../../payflow/wire/payflow.schemas.js';
 import { BoundedStore } from './bounded-store.js';
 import { DEFAULT_MAX_MOVEMENTS, MovementLedger } from './movement-ledger.js';
+import {
+  DEFAULT_SETTLEMENT_TIMING,
+  SettlementBooking,
+  type SettlementTiming,
+} from '../settlement/booking.js';
 
 export type { Movement } from './movement-ledger.js';
 
@@ -188,6 +193,8 @@ export class SandboxState {
   readonly payments: BoundedStore<Payment>;
   /** Bounded (RetentionLimits.maxMovements): see movement-ledger.ts. */
   readonly movements: MovementLedger;
+  /** When collected money is booked, and the tests' settlement controls (booking.ts). */
+  readonly settlement: SettlementBooking;
   /**
    * Raw text lines of the settlement CSV (POST /sandbox/settlements), written as they are
    * after the rows of their date: organization id → booked date (YYYY-MM-DD) → lines.
@@ -201,14 +208,17 @@ export class SandboxState {
    * @param defaultWhitelist webhook domains whitelisted at start and after every reset.
    * @param defaultClientSecret the secret of `sandbox-client` at start and after every reset.
    * @param retention how many payments and settlement movements are kept at most.
+   * @param settlementTiming the share of lines booked a night late, at start and after a reset.
    */
   constructor(
     private readonly defaultWhitelist: readonly string[] = DEFAULT_WHITELIST,
     private readonly defaultClientSecret: string = DEFAULT_CLIENT_SECRET,
     retention: RetentionLimits = DEFAULT_RETENTION,
+    settlementTiming: SettlementTiming = DEFAULT_SETTLEMENT_TIMING,
   ) {
     this.payments = new BoundedStore<Payment>(retention.maxPayments, isFinalPayment);
     this.movements = new MovementLedger(retention.maxMovements);
+    this.settlement = new SettlementBooking(settlementTiming);
     this.reset();
   }
 
@@ -218,6 +228,7 @@ export class SandboxState {
     this.organizations.clear();
     this.payments.clear();
     this.movements.clear();
+    this.settlement.reset();
     this.settlementMalformedLines.clear();
     this.nextPaymentNumber = 1000;
     this.paymentMethods = defaultPaymentMethods();

@@ -25,6 +25,7 @@ import type { SettlementFormat } from '../../payflow/wire/payflow.schemas.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { previousNight } from '../nights.js';
 import { PullSettlementHandler, type PullResult } from '../pull/pull-settlement.handler.js';
+import { SettlementReconciler } from '../reconcile/settlement-reconciler.js';
 import { SettlementPullError } from '../settlement.errors.js';
 import { SETTLEMENTS_OPTIONS, type SettlementsOptions } from '../settlements.options.js';
 import { NightTracker } from './night-tracker.js';
@@ -77,6 +78,9 @@ export class NightlySettlementsRunner {
     @Inject(PAYFLOW_API) private readonly payflow: PayflowApi,
     @Inject(SETTLEMENTS_OPTIONS) private readonly options: SettlementsOptions,
     @Optional() @Inject(APP_LOGGER) private readonly logger: AppLogger = silentLogger(),
+    @Optional()
+    @Inject(SettlementReconciler)
+    private readonly reconciler?: SettlementReconciler,
   ) {}
 
   /** One run as of `now`; `ran: false` when another replica's run holds the lock. */
@@ -141,6 +145,7 @@ export class NightlySettlementsRunner {
           await this.recheck(organization.id, format, lastNight, done, pulled, failed, signal);
         }
       }
+      await this.reconcileIfIdle(organization.id, lastNight, pulled);
     }
     return {
       ran: true,
@@ -151,6 +156,32 @@ export class NightlySettlementsRunner {
       stillMissing,
       durationMs: Date.now() - started,
     };
+  }
+
+  /**
+   * Each stored night was reconciled by its pull; an organization with none this run is
+   * still checked for payments paid too long ago with no line (`not_settled`), and for
+   * its open findings, with its last night.
+   */
+  private async reconcileIfIdle(
+    organizationId: string,
+    lastNight: string,
+    pulled: readonly NightReport[],
+  ): Promise<void> {
+    const stored = pulled.some(
+      (report) =>
+        report.organizationId === organizationId &&
+        (report.result.outcome === 'stored' || report.result.outcome === 'changed'),
+    );
+    if (stored || this.reconciler === undefined) return;
+    try {
+      await this.reconciler.reconcile({ organizationId, from: lastNight, to: lastNight });
+    } catch (error) {
+      this.logger.warn(
+        { organizationId, err: describeError(error) },
+        'settlements not reconciled this run; the next run tries again',
+      );
+    }
   }
 
   /** Asks again for the last `recheckNights` nights already pulled (not those just pulled). */

@@ -29,6 +29,8 @@ import { PAYFLOW_API } from '../../payflow/payflow.module.js';
 import { PaymentRepository } from '../../payments/payment.repository.js';
 import type { PayflowApi } from '../../payflow/payflow.types.js';
 import { SettlementCsvReader, type ReaderEvent } from '../csv/settlement-csv.reader.js';
+import { SettlementLinesRepository } from '../reconcile/settlement-lines.repository.js';
+import { SettlementReconciler } from '../reconcile/settlement-reconciler.js';
 import { SettlementPullError } from '../settlement.errors.js';
 import {
   BAD_ROWS_IN_EVENT,
@@ -80,6 +82,13 @@ export class PullSettlementHandler {
     @Optional()
     @Inject(PaymentRepository)
     private readonly payments: PaymentRepository = new PaymentRepository(),
+    @Optional()
+    @Inject(SettlementLinesRepository)
+    private readonly lines: SettlementLinesRepository = new SettlementLinesRepository(),
+    /** Reconciles a night once its new file is stored (absent: the caller reconciles). */
+    @Optional()
+    @Inject(SettlementReconciler)
+    private readonly reconciler?: SettlementReconciler,
   ) {}
 
   /** Throws SettlementPullError (after recording the failed attempt) when nothing was stored. */
@@ -130,11 +139,12 @@ export class PullSettlementHandler {
     }
     span.setAttributes({ 'settlement.outcome': result.outcome });
     span.end();
-    const durationMs = Date.now() - started;
     // Each pull that committed events wakes the relay (idle, it would sleep 30 s).
     if (result.outcome === 'stored' || result.outcome === 'changed') {
+      await this.reconcileNight(night);
       this.outboxCommitted.committed();
     }
+    const durationMs = Date.now() - started;
     if (result.outcome === 'changed') {
       this.logger.warn(
         {
@@ -163,6 +173,27 @@ export class PullSettlementHandler {
       );
     }
     return { ...result, durationMs };
+  }
+
+  /**
+   * Reconciles the night whose new file was just stored (its lines matched, findings and
+   * totals published). A failure is logged: the file stays stored, and the next
+   * `settlements reconcile` (or the next nightly run) reconciles it.
+   */
+  private async reconcileNight(night: { organizationId: string; date: string }): Promise<void> {
+    if (this.reconciler === undefined) return;
+    try {
+      await this.reconciler.reconcile({
+        organizationId: night.organizationId,
+        from: night.date,
+        to: night.date,
+      });
+    } catch (error) {
+      this.logger.error(
+        { ...night, err: describeError(error) },
+        'settlement night stored but not reconciled; settlements reconcile catches it up',
+      );
+    }
   }
 
   private async pullLocked(
@@ -238,6 +269,7 @@ export class PullSettlementHandler {
         return settlementLineEvent(file, event.lineNumber, event.line, orderId);
       });
       await this.outbox.append(tx, events, now, trace);
+      await this.lines.insert(tx, fileId, batch);
     };
 
     const consuming = (async () => {

@@ -14,6 +14,7 @@ import { Database } from '../../database/database.js';
 import { OutboxWriterModule } from '../../outbox/outbox-writer.module.js';
 import type { OutboxImport } from '../../outbox/outbox-committed.js';
 import { PaymentsPersistenceModule } from '../../payments/payments-persistence.module.js';
+import { SettlementReconcileModule } from '../reconcile/settlement-reconcile.module.js';
 import { SettlementNightsModule } from '../settlement-nights.module.js';
 import { PullSettlementHandler } from './pull-settlement.handler.js';
 
@@ -29,13 +30,14 @@ export class SettlementPullModule {
       module: SettlementPullModule,
       imports: [
         SettlementNightsModule,
+        SettlementReconcileModule,
         OutboxWriterModule,
         PaymentsPersistenceModule,
         settings.outbox,
         ...(settings.imports ?? []),
       ],
       providers: [Database, PullSettlementHandler],
-      exports: [PullSettlementHandler, SettlementNightsModule],
+      exports: [PullSettlementHandler, SettlementNightsModule, SettlementReconcileModule],
     };
   }
 }
