@@ -20,8 +20,9 @@
  * settlements topics from the beginning. Once the payments exist, it plays the payer: pays
  * them in the sandbox (whose webhooks reach the worker, which publishes the status change),
  * books that money on yesterday's night and lets the file go; the cron's next tick pulls
- * it. It waits (at most DEMO_TIMEOUT_SECONDS, 60) for every outcome it expects (the webhook
- * -driven status events, the night's file event and all its lines included), prints one
+ * it, and reconciles the night. It waits (at most DEMO_TIMEOUT_SECONDS, 60) for every
+ * outcome it expects (the webhook-driven status events, the night's file event and all its
+ * lines, its settlement.reconciled and its one settlement.exception included), prints one
  * screen of what happened, and stops the worker (SIGTERM: it drains), the sandbox and the
  * cluster. Exit 0 when everything arrived; 1 with the reason and the worker's log
  * otherwise; 130 after Ctrl-C, which stops everything at any time.
@@ -402,7 +403,7 @@ async function run(stateDir: string, logs: { worker: string; sandbox: string }):
     }
   }
   if (seen.problem === null) {
-    progress.step('waiting for the status events, dead letters and settlement events');
+    progress.step('waiting for the status events, dead letters, settlements and reconciliation');
     seen = await watch(watching, (outcomes, settled) => [
       ...missingOutcomes(orders, outcomes),
       ...missingSettlements(night, settled),

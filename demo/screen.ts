@@ -3,8 +3,9 @@
  * came back for it (← a status event, ✗ a dead letter), then what the payer did in the
  * sandbox (→ payer, with the worker's answers to the webhooks) and the status events those
  * webhooks caused; then the nightly settlements (the night booked in the sandbox, the
- * file event and its lines, each with its order when it is one of ours); then where
- * everything ran. Plain text; colours only when asked to (a terminal without NO_COLOR).
+ * file event and its lines, each with its order when it is one of ours) and their
+ * reconciliation (the night's totals, its findings, and what a person runs next); then
+ * where everything ran. Plain text; colours only when asked to (a terminal without NO_COLOR).
  */
 import { TOPICS, type ReceivedMessage } from './kafka.js';
 import { describePaid, type Paid, type WebhookResult } from './payer.js';
@@ -12,10 +13,14 @@ import type { DemoOrder, ErpMessage, Expected } from './scenario.js';
 import {
   DEFAULT_SCHEDULE,
   DEMO_SCHEDULE,
+  lineSums,
   type DemoNight,
   type NightResult,
+  type SettlementExceptionEvent,
   type SettlementLineEvent,
+  type SettlementReconciledEvent,
 } from './settlements.js';
+import { formatMinorUnits } from '../src/money/money.js';
 
 export interface StatusEnvelope {
   readonly eventId: string;
@@ -260,6 +265,9 @@ export function renderScreen(input: ScreenInput): string[] {
     for (const outcome of strays) lines.push(...renderOutcome(outcome, s));
   }
   lines.push('', ...renderSettlements(input.settlements, s));
+  if (input.settlements.result.file !== null) {
+    lines.push('', ...renderReconciliation(input.settlements, s));
+  }
   lines.push(
     '',
     s.bold('Where it ran'),
@@ -292,7 +300,6 @@ function renderSettlements(shown: SettlementsShown, s: Style): string[] {
     );
     return lines;
   }
-  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
   lines.push(
     `  ${s.green('←')} ${s.green('settlement.file_available')}  ` +
       `${file.organizationId} ${file.dateFrom}${file.dateTo === file.dateFrom ? '' : ` – ${file.dateTo}`}` +
@@ -329,6 +336,96 @@ function renderSettlements(shown: SettlementsShown, s: Style): string[] {
     );
   }
   return lines;
+}
+
+/** Findings listed (the rest are counted). */
+const FINDINGS_SHOWN = 3;
+
+/**
+ * The night's reconciliation: its totals per currency (each checked against the sum of
+ * the night's lines, in minor units), its findings (kind, payment, expected vs settled),
+ * and the commands and console page a person uses next.
+ */
+function renderReconciliation(shown: SettlementsShown, s: Style): string[] {
+  const { night, result } = shown;
+  const lines = [
+    `${s.bold('Reconciliation')}  ${night.organizationId} ${night.date}, by the worker after ` +
+      `the pull ${s.dim('(docs/finance.md)')}`,
+  ];
+  if (result.reconciled.length === 0) {
+    lines.push(
+      `  ${s.red(`… no settlement.reconciled for ${night.organizationId} ${night.date}`)}`,
+    );
+  }
+  for (const totals of result.reconciled) lines.push(...renderTotals(totals, result, s));
+  const findings = result.reconciled.reduce((n, totals) => n + totals.findings, 0);
+  for (const exception of result.exceptions.slice(0, FINDINGS_SHOWN)) {
+    lines.push(...renderException(exception, s));
+  }
+  if (result.exceptions.length > FINDINGS_SHOWN) {
+    lines.push(`${INDENT}${s.dim(`and ${result.exceptions.length - FINDINGS_SHOWN} more`)}`);
+  }
+  if (result.exceptions.length < findings) {
+    lines.push(
+      `  ${s.red(`… ${result.exceptions.length} of ${plural(findings, 'settlement.exception')} came`)}`,
+    );
+  }
+  const finding = result.exceptions[0]?.findingId ?? 'ID';
+  lines.push(
+    `  ${s.cyan('next'.padEnd(22))}npx payflow-bridge settlements reconcile --csv FILE ` +
+      s.dim('(lines, totals)'),
+    `${INDENT}npx payflow-bridge settlements acknowledge ${finding} --reason TEXT`,
+    `${INDENT}/console/reconciliation ${s.dim('(management port, with CONSOLE_TOKEN set)')}`,
+  );
+  return lines;
+}
+
+/** "← settlement.reconciled  NOK: 3 lines, 2 matched, 1 finding", then the amounts. */
+function renderTotals(totals: SettlementReconciledEvent, result: NightResult, s: Style): string[] {
+  const { currency } = totals;
+  const mine = result.lines.filter((line) => line.currency === currency);
+  const sums = lineSums(mine, currency);
+  const stated = `gross ${totals.grossAmount}, fee ${totals.feeAmount}, net ${totals.netAmount} ${currency}`;
+  const summed =
+    sums === null
+      ? null
+      : `gross ${formatMinorUnits(sums.grossAmount, currency)}, ` +
+        `fee ${formatMinorUnits(sums.feeAmount, currency)}, ` +
+        `net ${formatMinorUnits(sums.netAmount, currency)} ${currency}`;
+  const findings =
+    totals.findings === 0 ? plural(0, 'finding') : s.yellow(plural(totals.findings, 'finding'));
+  const lines = [
+    `  ${s.green('←')} ${s.green('settlement.reconciled')}  ${currency}: ` +
+      `${plural(totals.lines, 'line')}, ${totals.linesMatched} matched, ${findings}`,
+  ];
+  if (summed === stated && mine.length === totals.lines) {
+    lines.push(`${INDENT}${stated} ${s.dim(`= the sum of its ${plural(mine.length, 'line')}`)}`);
+  } else {
+    lines.push(
+      `${INDENT}${stated}`,
+      `${INDENT}${s.red(`≠ the ${plural(mine.length, 'line')}: ${summed ?? 'amounts that do not parse'}`)}`,
+    );
+  }
+  return lines;
+}
+
+/** "← settlement.exception  finding 1: unknown_payment, payment 6b02…, not ours". */
+function renderException(exception: SettlementExceptionEvent, s: Style): string[] {
+  const owner =
+    exception.orderId === null ? s.dim('not ours') : s.green(`order ${exception.orderId}`);
+  const installment =
+    exception.installmentId === null ? '' : `, installment ${exception.installmentId}`;
+  return [
+    `  ${s.yellow('←')} ${s.yellow('settlement.exception')}  ${s.dim('finding')} ` +
+      `${exception.findingId}: ${s.yellow(exception.kind)}, ${s.dim('payment')} ` +
+      `${exception.paymentId}${installment}, ${owner}`,
+    `${INDENT}${s.dim('expected')} ${exception.expectedAmount ?? '– (none due)'}, ` +
+      `${s.dim('settled')} ${exception.settledAmount} ${exception.currency}`,
+  ];
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /**

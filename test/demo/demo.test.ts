@@ -4,7 +4,8 @@
  * `node dist/demo/main.js` end to end: Kafka mock cluster, sandbox and worker processes
  * (the worker on HTTPS with the demo's certificate), the ERP's events, the payer's payments
  * in the sandbox and the status events their webhooks caused, the nightly settlement pull
- * (its cron every 2 s) with the paid orders in the file, the screen, and a clean stop; then
+ * (its cron every 2 s) with the paid orders in the file, its reconciliation (totals equal to
+ * the sum of the lines, the one unknown_payment finding), the screen, and a clean stop; then
  * once more on real Apache Kafka (DEMO_KAFKA=real, a KRaft node of its own).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -12,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { formatMinorUnits, sumMinor, toMinorUnits } from '../../src/money/money.js';
 import { buildCli } from '../cli/cli-test-kit.js';
 import { TEST_DATABASE_SERVER } from '../support/database.js';
 
@@ -69,7 +71,9 @@ describe('npm run demo (compiled)', () => {
 
     // One screen, plain text (stdout is not a terminal).
     expect(out).not.toContain('\u001b[');
-    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(60);
+    // 60 lines before the reconciliation; its section adds 9 (a blank line, the heading,
+    // totals, the finding, what to run next) and the night has one row fewer.
+    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(68);
     expect(out).toMatch(
       /^7 ERP events and 2 payments by the payer; back came \d+ status events and 2 dead letters in [\d.]+ s\.$/m,
     );
@@ -115,17 +119,15 @@ describe('npm run demo (compiled)', () => {
       'Nightly settlements  cron every 2 s in this demo (*/2 * * * * * UTC); by default 02:30 Europe/Oslo\n',
     );
     const booked =
-      /→ sandbox +org-1 (\S+) \(yesterday\): 2 rows, 1 cut short; then 2 the payer paid\n/.exec(
-        out,
-      );
+      /→ sandbox +org-1 (\S+) \(yesterday\): 1 row, 1 cut short; then 2 the payer paid\n/.exec(out);
     const yesterday = new Date(run.startedAt - 86_400_000).toISOString().slice(0, 10);
     expect(booked?.[1]).toBe(yesterday);
     expect(out).toContain(
       `← settlement.file_available  org-1 ${yesterday}, format standard, version 1\n`,
     );
-    expect(out).toMatch(/ {24}4 rows, 1 bad row, \d+ bytes stored, sha256 [0-9a-f]{16}…\n/);
-    expect(out).toMatch(/ {24}✗ line 6 {2}has 11 field\(s\), the header needs 14\n/);
-    expect(out).toMatch(/← settlement\.line ×4 +payment +type +gross +fee +net\n/);
+    expect(out).toMatch(/ {24}3 rows, 1 bad row, \d+ bytes stored, sha256 [0-9a-f]{16}…\n/);
+    expect(out).toMatch(/ {24}✗ line 5 {2}has 11 field\(s\), the header needs 14\n/);
+    expect(out).toMatch(/← settlement\.line ×3 +payment +type +gross +fee +net\n/);
     const settled = [
       ...out.matchAll(
         /^ {4}line (\d) +…([0-9a-f]{8}) +payment +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d NOK {2}(not ours|order \S+)$/gm,
@@ -135,20 +137,47 @@ describe('npm run demo (compiled)', () => {
     // their order ids (payflow-bridge knows the payments it created).
     expect(settled).toEqual([
       ['2', expect.stringMatching(/^[0-9a-f]{8}$/), 'not ours'],
-      ['3', expect.stringMatching(/^[0-9a-f]{8}$/), 'not ours'],
-      ['4', paidId?.slice(-8), 'order SO-10042'],
-      ['5', planId?.slice(-8), 'order SO-10043'],
+      ['3', paidId?.slice(-8), 'order SO-10042'],
+      ['4', planId?.slice(-8), 'order SO-10043'],
     ]);
     expect(out).toMatch(
-      /^ {4}line 4 +…[0-9a-f]{8} +payment +550940\.50 +8264\.11 +542676\.39 NOK/m,
+      /^ {4}line 3 +…[0-9a-f]{8} +payment +550940\.50 +8264\.11 +542676\.39 NOK/m,
     );
-    expect(out).toMatch(/^ {4}line 5 +…[0-9a-f]{8} +payment +6015\.18 +90\.23 +5924\.95 NOK/m);
+    expect(out).toMatch(/^ {4}line 4 +…[0-9a-f]{8} +payment +6015\.18 +90\.23 +5924\.95 NOK/m);
     expect(out).not.toMatch(/^ {2}… /m);
     for (const line of out
       .slice(out.indexOf('Nightly settlements'), out.indexOf('Where it ran'))
       .split('\n')) {
       expect(line.length).toBeLessThanOrEqual(100);
     }
+
+    // Then the worker reconciled the night: totals that are the exact sum of the three lines
+    // (in minor units), the paid orders' two lines matched, and one finding, the unknown
+    // payment of the row that is not ours; then what a person runs next.
+    const lineAmounts = [
+      ...out.matchAll(/^ {4}line \d +…[0-9a-f]{8} +payment +(\S+) +(\S+) +(\S+) NOK/gm),
+    ].map((match) =>
+      [match[1], match[2], match[3]].map((amount) => toMinorUnits(amount ?? '', 'NOK')),
+    );
+    expect(lineAmounts).toHaveLength(3);
+    const sum = (column: number) =>
+      formatMinorUnits(sumMinor(lineAmounts.map((amounts) => amounts[column] ?? 0)), 'NOK');
+    const unknown = /finding 1: unknown_payment, payment ([0-9a-f]{24}), not ours\n/.exec(out);
+    const unknownId = unknown?.[1] ?? '';
+    expect(unknownId.slice(-8)).toBe(settled[0]?.[1]);
+    const unknownGross = formatMinorUnits(lineAmounts[0]?.[0] ?? 0, 'NOK');
+    const reconciliation = out.slice(out.indexOf('Reconciliation  '), out.indexOf('Where it ran'));
+    expect(reconciliation).toBe(
+      `Reconciliation  org-1 ${yesterday}, by the worker after the pull (docs/finance.md)\n` +
+        '  ← settlement.reconciled  NOK: 3 lines, 2 matched, 1 finding\n' +
+        `                        gross ${sum(0)}, fee ${sum(1)}, net ${sum(2)} NOK = the sum of its 3 lines\n` +
+        `  ← settlement.exception  finding 1: unknown_payment, payment ${unknownId}, not ours\n` +
+        `                        expected – (none due), settled ${unknownGross} NOK\n` +
+        '  next                  npx payflow-bridge settlements reconcile --csv FILE (lines, totals)\n' +
+        '                        npx payflow-bridge settlements acknowledge 1 --reason TEXT\n' +
+        '                        /console/reconciliation (management port, with CONSOLE_TOKEN set)\n' +
+        '\n',
+    );
 
     // Where it ran, and how it stopped.
     expect(out).toMatch(/Kafka +librdkafka mock cluster, 3 brokers: 127\.0\.0\.1:\d+/);
@@ -187,10 +216,17 @@ describe('npm run demo (compiled)', () => {
         {
           organization_id: 'org-1',
           trigger: 'cron',
-          row_count: 4,
+          row_count: 3,
           bad_row_count: 1,
           complete: true,
         },
+      ]);
+      // The night's one finding, open (a person acknowledges it), on the row not ours.
+      const findings = await db.query<Record<string, unknown>>(
+        `SELECT kind, payflow_payment_id, order_id, closed_at FROM settlement_findings`,
+      );
+      expect(findings.rows).toEqual([
+        { kind: 'unknown_payment', payflow_payment_id: unknownId, order_id: null, closed_at: null },
       ]);
     } finally {
       await db.end();
@@ -209,7 +245,12 @@ describe('npm run demo (compiled)', () => {
     expect(out).toMatch(
       /← payment\.status_changed {2}status paid \(Payflow [^)]*; from the webhook\)\n/,
     );
-    expect(out).toMatch(/← settlement\.line ×4 /);
+    expect(out).toMatch(/← settlement\.line ×3 /);
+    expect(out).toMatch(/← settlement\.reconciled {2}NOK: 3 lines, 2 matched, 1 finding\n/);
+    expect(out).toMatch(/ NOK = the sum of its 3 lines\n/);
+    expect(out).toMatch(
+      /← settlement\.exception {2}finding 1: unknown_payment, payment [0-9a-f]{24}, not ours\n/,
+    );
     expect(out).toMatch(/ NOK {2}order SO-10042\n[^\n]* NOK {2}order SO-10043\n/);
     expect(out).toMatch(/Kafka +Apache Kafka 3\.9\.1 \(KRaft\), 1 broker: 127\.0\.0\.1:\d+\n/);
     expect(out).toMatch(

@@ -3,7 +3,8 @@
  * shown once, missing and unexpected outcomes are found, and every outcome reaches the
  * screen under the ERP event it answers, or (the status events the payer's webhooks
  * caused) under what the payer paid; the nightly settlement file and its lines, the paid
- * orders' named, get a section of their own.
+ * orders' named, get a section of their own, and so does the night's reconciliation (its
+ * totals, checked against the sum of the lines in minor units, and its one finding).
  */
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -22,6 +23,7 @@ import {
 } from '../../demo/screen.js';
 import {
   demoNight,
+  lineSums,
   missingSettlements,
   nightResult,
   settlementProblems,
@@ -107,7 +109,11 @@ const PAID: readonly Paid[] = [
 const FILE_ID = '3f0c8d52-9a41-4c1e-b7a2-5d6e8f901234';
 
 function settlementEvent(
-  type: 'settlement.file_available' | 'settlement.line',
+  type:
+    | 'settlement.file_available'
+    | 'settlement.line'
+    | 'settlement.reconciled'
+    | 'settlement.exception',
   fields: { orderId?: string | null; paymentId?: string | null; eventId?: string },
   data: Record<string, unknown>,
 ) {
@@ -138,9 +144,9 @@ function fileEvent(night: DemoNight, overrides: Record<string, unknown> = {}) {
       format: 'standard',
       version: 1,
       replacesFileId: null,
-      rows: 4,
+      rows: 3,
       badRows: 1,
-      badRowSamples: [{ lineNumber: 6, error: 'has 11 field(s), the header needs 14' }],
+      badRowSamples: [{ lineNumber: 5, error: 'has 11 field(s), the header needs 14' }],
       sizeBytes: 703,
       sha256: 'b3ea5dafb1d2ea4c9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
       pulledAt: '2026-11-22T00:00:02.000Z',
@@ -174,6 +180,52 @@ function lineEvent(
       feeAmount,
       netAmount,
       bookedAt: `${night.date}T12:00:00.000Z`,
+    },
+  );
+}
+
+/** The night's totals as the worker publishes them (keyed by the organization). */
+function reconciledEvent(night: DemoNight, overrides: Record<string, unknown> = {}) {
+  return settlementEvent(
+    'settlement.reconciled',
+    { eventId: 'the-totals-event' },
+    {
+      settlementDate: night.date,
+      currency: 'NOK',
+      grossAmount: '557055.68',
+      feeAmount: '8355.84',
+      netAmount: '548699.84',
+      lines: 3,
+      linesMatched: 2,
+      findings: 1,
+      ...overrides,
+    },
+  );
+}
+
+/** A finding (keyed by the Payflow payment id); by default the unknown payment of line 2. */
+function exceptionEvent(
+  fields: { paymentId?: string; orderId?: string | null; eventId?: string } = {},
+  overrides: Record<string, unknown> = {},
+) {
+  const paymentId = fields.paymentId ?? '6b02699d624d7f005f469793';
+  return settlementEvent(
+    'settlement.exception',
+    {
+      paymentId,
+      orderId: fields.orderId ?? null,
+      eventId: fields.eventId ?? 'the-finding-event',
+    },
+    {
+      findingId: '1',
+      kind: 'unknown_payment',
+      subject: `payment:${paymentId}`,
+      installmentId: null,
+      currency: 'NOK',
+      expectedAmount: null,
+      settledAmount: '100.00',
+      openedAt: '2026-11-22T00:00:02.000Z',
+      ...overrides,
     },
   );
 }
@@ -228,7 +280,11 @@ describe('demo outcomes', () => {
     installmentChange('1', 'SENT', 'PAID'),
   ];
   const night = demoNight(new Date('2026-11-22T10:00:00Z'), ['SO-10042', 'SO-10043']);
-  const noSettlements: SettlementsShown = { night, paid: [], result: { file: null, lines: [] } };
+  const noSettlements: SettlementsShown = {
+    night,
+    paid: [],
+    result: { file: null, lines: [], reconciled: [], exceptions: [] },
+  };
   const screenOf = (messages: readonly ReceivedMessage[], paid: readonly Paid[] = PAID) =>
     renderScreen({
       orders,
@@ -389,33 +445,39 @@ describe('demo outcomes', () => {
         settlementId: '6b02699d624d7f005f469792',
         paymentId: '6b02699d624d7f005f469793',
       }),
-      lineEvent(night, 3, ['-101.07', '-1.52', '-99.55'], {
-        settlementId: '6b02699d624d7f005f469794',
-        paymentId: '6b02699d624d7f005f469795',
-      }),
-      lineEvent(night, 4, ['550940.50', '8264.11', '542676.39'], {
+      lineEvent(night, 3, ['550940.50', '8264.11', '542676.39'], {
         settlementId: '6b02699d624d7f005f4697a0',
         paymentId: '6b02699d624d7f005f46979d',
         orderId: 'SO-10042',
       }),
-      lineEvent(night, 5, ['6015.18', '90.23', '5924.95'], {
+      lineEvent(night, 4, ['6015.18', '90.23', '5924.95'], {
         settlementId: '6b02699d624d7f005f4697a1',
         paymentId: '6b02699d624d7f005f469799',
         orderId: 'SO-10043',
       }),
     ];
+    /** Everything the worker publishes for the night: file, lines, totals, the finding. */
+    const wholeNight = [...lines, fileEvent(night), reconciledEvent(night), exceptionEvent()];
+    const sectionOf = (screen: readonly string[], heading: string, end: string) =>
+      screen.slice(
+        screen.findIndex((line) => line.startsWith(heading)),
+        screen.findIndex((line) => line.startsWith(end)) - 1,
+      );
 
-    it('books yesterday (UTC): two rows of other payments, a row cut short, then the paid orders', () => {
+    it('books yesterday (UTC): one row of another payment, a row cut short, then the paid orders', () => {
       expect(night.date).toBe('2026-11-21');
       expect(night.seed).toEqual({
         organizationId: 'org-1',
         date: '2026-11-21',
-        count: 2,
+        count: 1,
         malformedLines: [expect.stringMatching(/^[0-9a-f]{24},2026-11-21,org-1,/)],
       });
       expect(night.seed.malformedLines?.[0]?.split(',')).toHaveLength(11);
       expect(night.paidOrders).toEqual(['SO-10042', 'SO-10043']);
-      expect({ rows: night.rows, badRows: night.badRows }).toEqual({ rows: 4, badRows: 1 });
+      expect({ rows: night.rows, badRows: night.badRows }).toEqual({ rows: 3, badRows: 1 });
+      // The row of the payment the bridge never created is the night's one finding.
+      expect(night.findings).toBe(1);
+      expect(night.summary).toBe('org-1 2026-11-21 (yesterday): 1 row, 1 cut short');
     });
 
     it("waits for the night's file event and all its lines, counting a redelivery once", () => {
@@ -429,13 +491,160 @@ describe('demo outcomes', () => {
       );
       expect(some.lines).toHaveLength(1);
       expect(missingSettlements(night, some)).toEqual([
-        'settlements org-1 2026-11-21: settlement.line (1 of 4 arrived)',
+        'settlements org-1 2026-11-21: settlement.line (1 of 3 arrived)',
+        'settlements org-1 2026-11-21: settlement.reconciled (NOK)',
+        'settlements org-1 2026-11-21: settlement.exception (0 of 1 arrived)',
       ]);
       expect(settlementProblems(night, some)).toEqual([]);
-      const all = nightResult(settlementsOf([...lines].reverse().concat(fileEvent(night))), night);
+      const all = nightResult(settlementsOf([...wholeNight].reverse()), night);
       expect(missingSettlements(night, all)).toEqual([]);
       expect(settlementProblems(night, all)).toEqual([]);
-      expect(all.lines.map((line) => line.lineNumber)).toEqual([2, 3, 4, 5]);
+      expect(all.lines.map((line) => line.lineNumber)).toEqual([2, 3, 4]);
+    });
+
+    it('waits for the reconciliation after the lines: its totals, then its one finding', () => {
+      const noTotals = nightResult(settlementsOf([...lines, fileEvent(night)]), night);
+      expect(missingSettlements(night, noTotals)).toEqual([
+        'settlements org-1 2026-11-21: settlement.reconciled (NOK)',
+        'settlements org-1 2026-11-21: settlement.exception (0 of 1 arrived)',
+      ]);
+      expect(settlementProblems(night, noTotals)).toEqual([]);
+      const noFinding = nightResult(
+        settlementsOf([...lines, fileEvent(night), reconciledEvent(night), reconciledEvent(night)]),
+        night,
+      );
+      expect(noFinding.reconciled).toHaveLength(1);
+      expect(missingSettlements(night, noFinding)).toEqual([
+        'settlements org-1 2026-11-21: settlement.exception (0 of 1 arrived)',
+      ]);
+      expect(settlementProblems(night, noFinding)).toEqual([]);
+      // The finding may come before the totals (another key, another partition).
+      const findingFirst = nightResult(
+        settlementsOf([...lines, fileEvent(night), exceptionEvent(), exceptionEvent()]),
+        night,
+      );
+      expect(findingFirst.exceptions).toHaveLength(1);
+      expect(missingSettlements(night, findingFirst)).toEqual([
+        'settlements org-1 2026-11-21: settlement.reconciled (NOK)',
+      ]);
+      expect(settlementProblems(night, findingFirst)).toEqual([]);
+      // Totals of another night, or of another organization, are not this night's.
+      const others = nightResult(
+        settlementsOf([
+          ...lines,
+          fileEvent(night),
+          exceptionEvent(),
+          reconciledEvent(night, { settlementDate: '2026-11-20' }),
+        ]),
+        night,
+      );
+      expect(others.reconciled).toEqual([]);
+      expect(missingSettlements(night, others)).toEqual([
+        'settlements org-1 2026-11-21: settlement.reconciled (NOK)',
+      ]);
+    });
+
+    it('takes the latest totals of the night when they are published again', () => {
+      const first = reconciledEvent(night, { linesMatched: 1, findings: 2 });
+      const again = settlementEvent(
+        'settlement.reconciled',
+        { eventId: 'the-totals-again' },
+        (JSON.parse(reconciledEvent(night).value) as { data: Record<string, unknown> }).data,
+      );
+      const result = nightResult(
+        settlementsOf([...lines, fileEvent(night), first, again, exceptionEvent()]),
+        night,
+      );
+      expect(result.reconciled.map((totals) => totals.eventId)).toEqual(['the-totals-again']);
+      expect(settlementProblems(night, result)).toEqual([]);
+    });
+
+    it('fails totals that are not the exact sum of the lines, in minor units', () => {
+      const check = (overrides: Record<string, unknown>) =>
+        settlementProblems(
+          night,
+          nightResult(
+            settlementsOf([...lines, fileEvent(night), reconciledEvent(night, overrides)]),
+            night,
+          ),
+        );
+      expect(check({ grossAmount: '557055.69' })).toEqual([
+        'settlement.reconciled org-1 2026-11-21 NOK has grossAmount 557055.69; ' +
+          'the sum of its 3 lines is 557055.68',
+      ]);
+      expect(check({ feeAmount: '8355.8', netAmount: '548699.840' })).toEqual([
+        'settlement.reconciled org-1 2026-11-21 NOK has feeAmount 8355.8; ' +
+          'the sum of its 3 lines is 8355.84',
+      ]);
+      expect(check({ lines: 4 })).toEqual([
+        'settlement.reconciled org-1 2026-11-21 NOK counts 4 lines; 3 came',
+      ]);
+      expect(check({ netAmount: 'lots' })).toEqual([
+        'settlement.reconciled org-1 2026-11-21 NOK has netAmount lots; ' +
+          'the sum of its 3 lines is 548699.84',
+      ]);
+      // Not before every line came: the totals may come first.
+      const early = nightResult(
+        settlementsOf([lines[0]!, fileEvent(night), reconciledEvent(night, { grossAmount: '1' })]),
+        night,
+      );
+      expect(settlementProblems(night, early)).toEqual([]);
+    });
+
+    it('sums exactly where floating point would not (0.10 + 0.20, a refund)', () => {
+      const cents = [
+        lineEvent(night, 2, ['0.10', '0.00', '0.10'], { settlementId: 'a', paymentId: 'p1' }),
+        lineEvent(night, 3, ['0.20', '0.00', '0.20'], { settlementId: 'b', paymentId: 'p2' }),
+        lineEvent(night, 4, ['-0.07', '-0.01', '-0.06'], { settlementId: 'c', paymentId: 'p3' }),
+      ];
+      expect(0.1 + 0.2 - 0.07).not.toBe(0.23);
+      const result = nightResult(
+        settlementsOf([
+          ...cents,
+          fileEvent(night),
+          reconciledEvent(night, { grossAmount: '0.23', feeAmount: '-0.01', netAmount: '0.24' }),
+        ]),
+        night,
+      );
+      expect(lineSums(result.lines, 'NOK')).toEqual({
+        grossAmount: 23,
+        feeAmount: -1,
+        netAmount: 24,
+      });
+      expect(
+        settlementProblems(night, result).filter((problem) => problem.includes('Amount')),
+      ).toEqual([]);
+    });
+
+    it('fails another number of findings, an unmatched paid order, or another finding', () => {
+      const problems = (...extra: ReceivedMessage[]) =>
+        settlementProblems(
+          night,
+          nightResult(settlementsOf([...lines, fileEvent(night), ...extra]), night),
+        );
+      expect(problems(reconciledEvent(night, { findings: 2 }))).toEqual([
+        'settlement.reconciled org-1 2026-11-21 has 2 findings; the demo booked 1 row of ' +
+          "payments not the bridge's (1 unknown_payment) and nothing else to find",
+      ]);
+      expect(problems(reconciledEvent(night, { findings: 0, linesMatched: 3 }))).toEqual([
+        'settlement.reconciled org-1 2026-11-21 has 0 findings; the demo booked 1 row of ' +
+          "payments not the bridge's (1 unknown_payment) and nothing else to find",
+        "settlement.reconciled org-1 2026-11-21 matched 3 lines; the paid orders' 2 lines " +
+          'should all match',
+      ]);
+      const mismatch = exceptionEvent(
+        { paymentId: '6b02699d624d7f005f46979d', orderId: 'SO-10042', eventId: 'other' },
+        { kind: 'amount_mismatch', expectedAmount: '550940.50', settledAmount: '550940.00' },
+      );
+      expect(problems(reconciledEvent(night), exceptionEvent(), mismatch)).toEqual([
+        '2 settlement.exceptions of org-1 came; the demo expects 1',
+        'settlement.exception amount_mismatch of payment 6b02699d624d7f005f46979d ' +
+          '(order SO-10042): the demo expects only unknown_payment of the rows not ours',
+      ]);
+      expect(problems(mismatch)).toEqual([
+        'settlement.exception amount_mismatch of payment 6b02699d624d7f005f46979d ' +
+          '(order SO-10042): the demo expects only unknown_payment of the rows not ours',
+      ]);
     });
 
     it('ignores other nights and topics, and fails a file whose rows do not add up', () => {
@@ -443,17 +652,17 @@ describe('demo outcomes', () => {
       expect(nightResult(settlementsOf([other, ...everything]), night).file).toBeNull();
       const short = nightResult(settlementsOf([fileEvent(night, { rows: 2, badRows: 2 })]), night);
       expect(settlementProblems(night, short)).toEqual([
-        'settlement file org-1 2026-11-21 has 2 rows and 2 bad rows; the sandbox holds 4 and 1',
+        'settlement file org-1 2026-11-21 has 2 rows and 2 bad rows; the sandbox holds 3 and 1',
       ]);
     });
 
     it('fails a night whose lines do not name a paid order', () => {
-      const notOurs = lineEvent(night, 5, ['6015.18', '90.23', '5924.95'], {
+      const notOurs = lineEvent(night, 4, ['6015.18', '90.23', '5924.95'], {
         settlementId: '6b02699d624d7f005f4697a1',
         paymentId: '6b02699d624d7f005f469799',
       });
       const result = nightResult(
-        settlementsOf([lines[0]!, lines[1]!, lines[2]!, notOurs, fileEvent(night)]),
+        settlementsOf([lines[0]!, lines[1]!, notOurs, fileEvent(night)]),
         night,
       );
       expect(settlementProblems(night, result)).toEqual([
@@ -462,7 +671,7 @@ describe('demo outcomes', () => {
     });
 
     it('shows the file, its bad row by line number and its lines with their orders, within 100 columns', () => {
-      const result = nightResult(settlementsOf([...lines, fileEvent(night)]), night);
+      const result = nightResult(settlementsOf(wholeNight), night);
       const screen = renderScreen({
         orders,
         outcomes: outcomesOf(everything),
@@ -472,24 +681,94 @@ describe('demo outcomes', () => {
         elapsedMs: 1,
         style: styleFor(false),
       });
-      const start = screen.findIndex((line) => line.startsWith('Nightly settlements'));
-      const end = screen.indexOf('Where it ran');
-      expect(start).toBeGreaterThan(0);
-      const section = screen.slice(start, end - 1);
+      const section = sectionOf(screen, 'Nightly settlements', 'Reconciliation');
       expect(section).toEqual([
         'Nightly settlements  cron every 2 s in this demo (*/2 * * * * * UTC); by default 02:30 Europe/Oslo',
-        '  → sandbox             org-1 2026-11-21 (yesterday): 2 rows, 1 cut short; then 2 the payer paid',
+        '  → sandbox             org-1 2026-11-21 (yesterday): 1 row, 1 cut short; then 2 the payer paid',
         '  ← settlement.file_available  org-1 2026-11-21, format standard, version 1',
-        '                        4 rows, 1 bad row, 703 bytes stored, sha256 b3ea5dafb1d2ea4c…',
-        '                        ✗ line 6  has 11 field(s), the header needs 14',
-        '  ← settlement.line ×4  payment    type         gross      fee        net',
+        '                        3 rows, 1 bad row, 703 bytes stored, sha256 b3ea5dafb1d2ea4c…',
+        '                        ✗ line 5  has 11 field(s), the header needs 14',
+        '  ← settlement.line ×3  payment    type         gross      fee        net',
         '    line 2              …5f469793  payment     100.00     1.50      98.50 NOK  not ours',
-        '    line 3              …5f469795  refund     -101.07    -1.52     -99.55 NOK  not ours',
-        '    line 4              …5f46979d  payment  550940.50  8264.11  542676.39 NOK  order SO-10042',
-        '    line 5              …5f469799  payment    6015.18    90.23    5924.95 NOK  order SO-10043',
+        '    line 3              …5f46979d  payment  550940.50  8264.11  542676.39 NOK  order SO-10042',
+        '    line 4              …5f469799  payment    6015.18    90.23    5924.95 NOK  order SO-10043',
       ]);
-      expect(screen[end - 1]).toBe('');
+      expect(screen[screen.findIndex((line) => line.startsWith('Reconciliation')) - 1]).toBe('');
       for (const line of section) expect(line.length).toBeLessThanOrEqual(100);
+    });
+
+    it("shows the night's reconciliation: totals, the one finding, and what to run next", () => {
+      const result = nightResult(settlementsOf(wholeNight), night);
+      const screen = renderScreen({
+        orders,
+        outcomes: outcomesOf(everything),
+        paid: PAID,
+        settlements: { night, paid: PAID, result },
+        placement,
+        elapsedMs: 1,
+        style: styleFor(false),
+      });
+      const start = screen.findIndex((line) => line.startsWith('Reconciliation'));
+      expect(screen[start - 1]).toBe('');
+      const section = sectionOf(screen, 'Reconciliation', 'Where it ran');
+      expect(section).toEqual([
+        'Reconciliation  org-1 2026-11-21, by the worker after the pull (docs/finance.md)',
+        '  ← settlement.reconciled  NOK: 3 lines, 2 matched, 1 finding',
+        '                        gross 557055.68, fee 8355.84, net 548699.84 NOK = the sum of its 3 lines',
+        '  ← settlement.exception  finding 1: unknown_payment, payment 6b02699d624d7f005f469793, not ours',
+        '                        expected – (none due), settled 100.00 NOK',
+        '  next                  npx payflow-bridge settlements reconcile --csv FILE (lines, totals)',
+        '                        npx payflow-bridge settlements acknowledge 1 --reason TEXT',
+        '                        /console/reconciliation (management port, with CONSOLE_TOKEN set)',
+      ]);
+      expect(screen[screen.indexOf('Where it ran') - 1]).toBe('');
+      for (const line of section) expect(line.length).toBeLessThanOrEqual(100);
+    });
+
+    it('shows totals that are not the sum of the lines, and an installment of a finding', () => {
+      const result = nightResult(
+        settlementsOf([
+          ...lines,
+          fileEvent(night),
+          reconciledEvent(night, { grossAmount: '557055.60', findings: 1 }),
+          exceptionEvent(
+            { paymentId: '6b02699d624d7f005f469799', orderId: 'SO-10043' },
+            {
+              kind: 'amount_mismatch',
+              subject: 'installment:6b02699d624d7f005f46979a',
+              installmentId: '6b02699d624d7f005f46979a',
+              expectedAmount: '6015.18',
+              settledAmount: '6015.10',
+              findingId: '7',
+            },
+          ),
+        ]),
+        night,
+      );
+      const section = sectionOf(
+        renderScreen({
+          orders,
+          outcomes: outcomesOf(everything),
+          paid: PAID,
+          settlements: { night, paid: PAID, result },
+          placement,
+          elapsedMs: 1,
+          style: styleFor(false),
+        }),
+        'Reconciliation',
+        'Where it ran',
+      );
+      expect(section.slice(1, 6)).toEqual([
+        '  ← settlement.reconciled  NOK: 3 lines, 2 matched, 1 finding',
+        '                        gross 557055.60, fee 8355.84, net 548699.84 NOK',
+        '                        ≠ the 3 lines: gross 557055.68, fee 8355.84, net 548699.84 NOK',
+        '  ← settlement.exception  finding 7: amount_mismatch, payment 6b02699d624d7f005f469799, ' +
+          'installment 6b02699d624d7f005f46979a, order SO-10043',
+        '                        expected 6015.18, settled 6015.10 NOK',
+      ]);
+      expect(section).toContain(
+        '                        npx payflow-bridge settlements acknowledge 7 --reason TEXT',
+      );
     });
 
     it('says what did not come', () => {
@@ -506,23 +785,27 @@ describe('demo outcomes', () => {
         '  \u001b[31m… no settlement.file_available for org-1 2026-11-21\u001b[39m',
       );
       expect(screen).toContain(
-        '  \u001b[36m→\u001b[39m sandbox             org-1 2026-11-21 (yesterday): 2 rows, 1 cut short' +
+        '  \u001b[36m→\u001b[39m sandbox             org-1 2026-11-21 (yesterday): 1 row, 1 cut short' +
           '\u001b[31m; the payer paid nothing\u001b[39m',
       );
-      const partial = renderScreen({
-        orders,
-        outcomes: outcomesOf(everything),
-        paid: PAID,
-        settlements: {
-          night,
+      // No file, no reconciliation to show.
+      expect(screen.some((line) => line.includes('Reconciliation'))).toBe(false);
+      const partialOf = (messages: readonly ReceivedMessage[]) =>
+        renderScreen({
+          orders,
+          outcomes: outcomesOf(everything),
           paid: PAID,
-          result: nightResult(settlementsOf([lines[1]!, fileEvent(night)]), night),
-        },
-        placement,
-        elapsedMs: 1,
-        style: styleFor(false),
-      });
-      expect(partial).toContain('  … 1 of 4 settlement.lines came');
+          settlements: { night, paid: PAID, result: nightResult(settlementsOf(messages), night) },
+          placement,
+          elapsedMs: 1,
+          style: styleFor(false),
+        });
+      const partial = partialOf([lines[1]!, fileEvent(night)]);
+      expect(partial).toContain('  … 1 of 3 settlement.lines came');
+      expect(partial).toContain('  … no settlement.reconciled for org-1 2026-11-21');
+      expect(partialOf([...lines, fileEvent(night), reconciledEvent(night)])).toContain(
+        '  … 0 of 1 settlement.exception came',
+      );
     });
   });
 });
