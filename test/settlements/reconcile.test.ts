@@ -85,6 +85,16 @@ describe('settlement reconciliation', () => {
       TOPIC_PAYMENT_STATUS: pipeline.topics.status,
     });
 
+  /** The settlement events in the outbox, by type. */
+  async function outboxTypes(): Promise<Record<string, number>> {
+    const { rows } = await db.query<{ type: string; n: number }>(
+      `SELECT convert_from(value, 'UTF8')::jsonb ->> 'type' AS type, count(*)::int AS n
+         FROM outbox WHERE topic = $1 GROUP BY 1`,
+      [pipeline.topics.settlements],
+    );
+    return Object.fromEntries(rows.map((row) => [row.type, row.n]));
+  }
+
   /** A payment of the bridge written directly: paid `paidDaysAgo` ago (by hand when `elsewhere`). */
   async function aPayment(
     name: string,
@@ -394,5 +404,53 @@ describe('settlement reconciliation', () => {
       [pf('mismatch')],
     );
     expect(rows).toEqual([{ kind: 'amount_mismatch', closed_how: 'settled' }]);
+  }, 60_000);
+
+  it('a refund recorded later closes refund_mismatch; settled_twice closed by a person stays closed', async () => {
+    // The refund line of 150.00 matched no refund (only 100.00 was made); the bridge now
+    // records the second refund of 150.00, and the next reconciliation finds them agreeing.
+    const { rows: refunded } = await db.query<{ id: string }>(
+      `SELECT id::text AS id FROM payments WHERE payflow_id = $1`,
+      [pf('refund')],
+    );
+    await db.query(
+      `INSERT INTO refunds (payment_id, refund_ref, currency, gross_minor, net_minor)
+       VALUES ($1, 'r-2', 'NOK', 15000, 15000)`,
+      [refunded[0]!.id],
+    );
+    const twice = exceptions().find((e) => e.data.kind === 'settled_twice')!;
+    const done = await cli([
+      'acknowledge',
+      twice.data.findingId,
+      '--reason',
+      'Payflow reverses the second payout (case 4711)',
+      '--by',
+      'finance',
+    ]);
+    expect(done.code).toBe(0);
+    const before = await outboxTypes();
+    expect((await cli(['reconcile', '--org', 'org-1'])).code).toBe(0);
+
+    const { rows } = await db.query(
+      `SELECT kind, closed_how FROM settlement_findings
+        WHERE payflow_payment_id = ANY($1::text[]) ORDER BY kind`,
+      [[pf('refund'), pf('twice')]],
+    );
+    expect(rows).toEqual([
+      { kind: 'refund_mismatch', closed_how: 'settled' },
+      { kind: 'settled_twice', closed_how: 'acknowledged' },
+    ]);
+    // Closing opens nothing (the acknowledged finding was not opened again): the only new
+    // event is night 1's totals, whose matched lines and findings changed.
+    const after = await outboxTypes();
+    expect(after['settlement.exception']).toBe(before['settlement.exception']);
+    expect(after['settlement.reconciled']).toBe((before['settlement.reconciled'] ?? 0) + 1);
+    const { rows: totals } = await db.query(
+      `SELECT lines, lines_matched, findings FROM settlement_totals WHERE settlement_date = $1::date`,
+      [night1],
+    );
+    // Matched: the pipeline's, the corrected mismatch, the 800.00 payment and now its refund;
+    // findings: the two unknown payments and settled_twice (acknowledged, still a finding).
+    expect(totals).toEqual([{ lines: 7, lines_matched: 4, findings: 3 }]);
   }, 60_000);
 });
