@@ -3,25 +3,12 @@
  * on the sandbox's virtual clock, for the settlement timing, fee and control tests.
  */
 import { expect } from '@jest/globals';
+import { SETTLEMENT_CSV_COLUMNS } from '../../src/payflow/wire/payflow.partner.schemas.js';
 import { fetchToken, type SandboxHandle } from '../support/sandbox.js';
 import { call, control } from './helpers.js';
 
-export const COLUMNS = [
-  'settlement_id',
-  'settlement_date',
-  'organization_id',
-  'payment_id',
-  'payment_number',
-  'installment_id',
-  'internal_ref',
-  'order_number',
-  'transaction_type',
-  'currency',
-  'gross_amount',
-  'fee_amount',
-  'net_amount',
-  'booked_at',
-] as const;
+/** The standard CSV's columns, as the client reads them. */
+export const COLUMNS = SETTLEMENT_CSV_COLUMNS;
 
 export type Row = Record<(typeof COLUMNS)[number], string>;
 
