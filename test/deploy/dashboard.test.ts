@@ -8,10 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MetricsService } from '../../src/management/metrics/metrics.service.js';
-import { PromProcessingMetrics } from '../../src/webhooks/processing/processing.metrics.js';
-import { PromReceiverMetrics } from '../../src/webhooks/receiver/receiver.metrics.js';
-import { PromFindingsMetrics } from '../../src/settlements/reconcile/findings.metrics.js';
+import { registeredSeries, seriesNamed } from './worker-series.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -25,24 +22,13 @@ const dashboard = JSON.parse(
   readFileSync(join(ROOT, 'docs', 'grafana', 'payflow-bridge.dashboard.json'), 'utf8'),
 ) as { readonly uid: string; readonly description: string; readonly panels: readonly Panel[] };
 
-/** The series a query names, without the histogram suffixes Prometheus adds. */
-function seriesOf(expr: string): string[] {
-  return [...expr.matchAll(/payflow_bridge_[a-z0-9_]+/g)].map((match) =>
-    match[0].replace(/_(bucket|count|sum)$/, ''),
-  );
-}
-
 describe('the Grafana dashboard', () => {
   it('charts only series the worker registers', async () => {
-    const metrics = new MetricsService();
-    new PromReceiverMetrics(metrics.registry);
-    new PromProcessingMetrics(metrics.registry);
-    new PromFindingsMetrics(metrics.registry, () => Promise.resolve([]));
-    const registered = new Set(
-      (await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name),
-    );
+    const registered = await registeredSeries();
     const charted = new Set(
-      dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => seriesOf(target.expr))),
+      dashboard.panels.flatMap((panel) =>
+        panel.targets.flatMap((target) => seriesNamed(target.expr)),
+      ),
     );
     expect(charted.size).toBeGreaterThan(15);
     expect([...charted].filter((name) => !registered.has(name)).sort()).toEqual([]);
