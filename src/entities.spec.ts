@@ -11,7 +11,7 @@ it("the application's feature modules register every table's entity, each once",
   // (ConsoleModule.forRoot with CONSOLE_TOKEN); its table exists either way.
   const { OPERATOR_ACTION_ENTITIES } = await import('./operator/audit/operator-action.entity.js');
 
-  expect(registered).toHaveLength(18);
-  expect(ENTITIES).toHaveLength(19);
+  expect(registered).toHaveLength(21);
+  expect(ENTITIES).toHaveLength(22);
   expect(new Set([...registered, ...OPERATOR_ACTION_ENTITIES])).toEqual(new Set(ENTITIES));
 });
