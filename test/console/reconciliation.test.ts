@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { ConsoleAuth } from '../../src/console/sign-in/console-auth.js';
 import { sqlOf, type Sql } from '../../src/database/database.js';
 import { ReconciliationQuery } from '../../src/operator/reconciliation/reconciliation.query.js';
 import { SettlementFindingsRepository } from '../../src/settlements/reconcile/settlement-findings.repository.js';
@@ -20,79 +19,13 @@ import { SettlementTotalsRepository } from '../../src/settlements/reconcile/sett
 import type { Worker } from '../../src/worker.js';
 import { openTestPool } from '../support/database.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { signIn, viewer, type Session } from './console-session.js';
 
 const TOKEN = 'console-token-for-the-reconciliation-test-0123456789';
 const OPERATOR = 'Olga Reconcile';
 const ORG = 'org-rec-1';
 const ORDER_A = 'SO-REC-A';
 const ORDER_B = 'SO-REC-B';
-
-/** A signed-in console session over fetch: its cookie and the CSRF token its pages carry. */
-interface Session {
-  get(path: string): Promise<{ status: number; html: string }>;
-  post(path: string, form: Record<string, string>): Promise<{ status: number; html: string }>;
-  readonly csrf: string;
-}
-
-function cookieOf(response: Response): string {
-  return response.headers
-    .getSetCookie()
-    .map((cookie) => cookie.split(';')[0] ?? '')
-    .filter((cookie) => !cookie.endsWith('='))
-    .join('; ');
-}
-
-function hidden(html: string, name: string): string {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
-  if (match?.[1] === undefined) throw new Error(`no ${name} field on the page`);
-  return match[1];
-}
-
-async function sessionWith(base: string, cookie: string): Promise<Session> {
-  const get = async (path: string) => {
-    const response = await fetch(`${base}${path}`, { headers: { cookie }, redirect: 'manual' });
-    return { status: response.status, html: await response.text() };
-  };
-  const post = async (path: string, fields: Record<string, string>) => {
-    const response = await fetch(`${base}${path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: response.status, html: await response.text() };
-  };
-  const page = await get('/console/search');
-  expect(page.status).toBe(200);
-  return { get, post, csrf: hidden(page.html, '_csrf') };
-}
-
-async function signIn(base: string): Promise<Session> {
-  const form = await fetch(`${base}/console/login`);
-  const signedIn = await fetch(`${base}/console/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieOf(form) },
-    body: new URLSearchParams({
-      _csrf: hidden(await form.text(), '_csrf'),
-      next: '/console/search',
-      operator: OPERATOR,
-      token: TOKEN,
-    }).toString(),
-  });
-  expect(signedIn.status).toBe(303);
-  return sessionWith(base, cookieOf(signedIn));
-}
-
-async function viewer(worker: Worker): Promise<Session> {
-  const { id } = worker.app
-    .get(ConsoleAuth)
-    .sessions.open(
-      { operator: 'Vera Viewer', subject: 'vera-viewer', verified: true, role: 'viewer' },
-      '127.0.0.1',
-    );
-  return sessionWith(worker.managementUrl, `pfb_console=${id}`);
-}
 
 /** A settlement date two days ago (inside the page's default range of 31 days). */
 const NIGHT = new Date(Date.now() - 2 * 86_400_000).toISOString().slice(0, 10);
@@ -246,7 +179,10 @@ describe('the Reconciliation page of the console, over HTTP', () => {
         findings: 0,
       },
     ]);
-    [operator, reader] = await Promise.all([signIn(worker.managementUrl), viewer(worker)]);
+    [operator, reader] = await Promise.all([
+      signIn(worker.managementUrl, { token: TOKEN, operator: OPERATOR }),
+      viewer(worker),
+    ]);
   }, 240_000);
 
   afterAll(async () => {
