@@ -3,8 +3,9 @@
  * with `kubectl kustomize` (kubectl is the only tool; no API server is asked), and then
  * - every resource of the Kubernetes API is validated against its OpenAPI schema with
  *   kubernetes-models (the schemas of the API, compiled with ajv, shipped in the package,
- *   offline); the ServiceMonitor, a CRD the package does not model, is checked for its
- *   apiVersion, kind and the fields its CRD requires;
+ *   offline); the custom resources against their CRDs' schemas from the same family of
+ *   packages (@kubernetes-models/prometheus-operator for the ServiceMonitor,
+ *   @kubernetes-models/keda for the KEDA overlay's ScaledObject and TriggerAuthentication);
  * - a broken Deployment is shown to fail that validation, so that it can fail;
  * - the pods are hardened (non-root uid 1000 as the Dockerfile's `USER node`, read-only root
  *   filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp), probe the
@@ -18,6 +19,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject';
+import { TriggerAuthentication } from '@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
@@ -27,6 +31,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/app-config.js';
+import { DEFAULT_TOPIC_PARTITIONS } from '../../src/messaging/kafka/topics.port.js';
 import { SHUTDOWN_DEADLINE_MS } from '../../src/worker.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -56,6 +61,9 @@ const MODELS: Readonly<Record<string, Model>> = {
   'v1 ConfigMap': ConfigMap,
   'v1 Service': Service,
   'v1 ServiceAccount': ServiceAccount,
+  'monitoring.coreos.com/v1 ServiceMonitor': ServiceMonitor,
+  'keda.sh/v1alpha1 ScaledObject': ScaledObject,
+  'keda.sh/v1alpha1 TriggerAuthentication': TriggerAuthentication,
 };
 
 function kustomize(dir: string): Promise<Resource[]> {
@@ -83,27 +91,9 @@ function kustomize(dir: string): Promise<Resource[]> {
 /** Validates one resource against its API schema; throws with ajv's errors when it is invalid. */
 function validate(resource: Resource): void {
   const key = `${resource.apiVersion} ${resource.kind}`;
-  if (key === 'monitoring.coreos.com/v1 ServiceMonitor') {
-    validateServiceMonitor(resource);
-    return;
-  }
   const model = MODELS[key];
   if (model === undefined) throw new Error(`no schema for ${key} (${resource.metadata.name})`);
   new model(resource as never).validate();
-}
-
-/**
- * The ServiceMonitor CRD's required fields (prometheus-operator: `spec`, `spec.selector`;
- * an endpoint names its port), no more: kubernetes-models holds the core API only.
- */
-function validateServiceMonitor(resource: Resource): void {
-  const spec = resource.spec as
-    | { selector?: { matchLabels?: Record<string, string> }; endpoints?: { port?: string }[] }
-    | undefined;
-  if (spec?.selector === undefined) throw new Error('ServiceMonitor: spec.selector is required');
-  for (const endpoint of spec.endpoints ?? []) {
-    if (typeof endpoint.port !== 'string') throw new Error('ServiceMonitor: endpoint without port');
-  }
 }
 
 function only(resources: readonly Resource[], kind: string, name?: string): Resource {
@@ -166,26 +156,36 @@ function probePort(container: Container, probe: Probe | undefined): number | und
 const temporary = mkdtempSync(join(tmpdir(), 'payflow-k8s-'));
 afterAll(() => rmSync(temporary, { recursive: true, force: true }));
 
+const KEDA_OVERLAY = join(KUBERNETES, 'overlays', 'keda');
+
 describe.each([
-  ['the base', KUBERNETES],
-  ['the SASL_SSL overlay', join(KUBERNETES, 'overlays', 'sasl-ssl')],
-])('deploy/kubernetes: %s', (_label, dir) => {
+  ['the base', KUBERNETES, []],
+  ['the SASL_SSL overlay', join(KUBERNETES, 'overlays', 'sasl-ssl'), []],
+  [
+    'the KEDA overlay',
+    KEDA_OVERLAY,
+    ['ScaledObject/payflow-bridge', 'TriggerAuthentication/payflow-bridge-kafka'],
+  ],
+])('deploy/kubernetes: %s', (_label, dir, extra: readonly string[]) => {
   let rendered: Promise<Resource[]> | undefined;
   const resources = (): Promise<Resource[]> => (rendered ??= kustomize(dir));
 
   it('renders, and every resource is valid against the Kubernetes API schemas', async () => {
     const all = await resources();
-    expect(all.map((r) => `${r.kind}/${r.metadata.name}`).sort()).toEqual([
-      'ConfigMap/payflow-bridge',
-      'Deployment/payflow-bridge',
-      'Job/payflow-bridge-migrate',
-      'NetworkPolicy/payflow-bridge',
-      'PodDisruptionBudget/payflow-bridge',
-      'Service/payflow-bridge',
-      'Service/payflow-bridge-management',
-      'ServiceAccount/payflow-bridge',
-      'ServiceMonitor/payflow-bridge',
-    ]);
+    expect(all.map((r) => `${r.kind}/${r.metadata.name}`).sort()).toEqual(
+      [
+        'ConfigMap/payflow-bridge',
+        'Deployment/payflow-bridge',
+        'Job/payflow-bridge-migrate',
+        'NetworkPolicy/payflow-bridge',
+        'PodDisruptionBudget/payflow-bridge',
+        'Service/payflow-bridge',
+        'Service/payflow-bridge-management',
+        'ServiceAccount/payflow-bridge',
+        'ServiceMonitor/payflow-bridge',
+        ...extra,
+      ].sort(),
+    );
     for (const resource of all) {
       expect(() => validate(resource)).not.toThrow();
     }
@@ -218,7 +218,10 @@ describe.each([
 
   it('probes the management port, and outlasts the drain on shutdown', async () => {
     const deployment = only(await resources(), 'Deployment');
-    expect((deployment.spec as { replicas: number }).replicas).toBe(2);
+    // Two replicas; under KEDA the HorizontalPodAutoscaler owns the count (at least two).
+    const replicas = (deployment.spec as { replicas?: number }).replicas;
+    if (dir === KEDA_OVERLAY) expect(replicas).toBeUndefined();
+    else expect(replicas).toBe(2);
     const pod = podSpec(deployment);
     const worker = pod.containers.find((c) => c.name === 'worker') as Container;
     expect(worker.livenessProbe?.httpGet?.path).toBe('/health/live');
@@ -329,6 +332,59 @@ describe.each([
   });
 });
 
+describe("deploy/kubernetes: the KEDA overlay scales on the lag of the worker's own group", () => {
+  it('targets the Deployment, its group, topic and brokers, within the partitions', async () => {
+    const all = await kustomize(KEDA_OVERLAY);
+    const config = (only(all, 'ConfigMap').data ?? {}) as Record<string, string>;
+    const scaled = only(all, 'ScaledObject').spec as {
+      scaleTargetRef: { name: string };
+      minReplicaCount: number;
+      maxReplicaCount: number;
+      triggers: {
+        type: string;
+        authenticationRef: { name: string };
+        metadata: Record<string, string>;
+      }[];
+    };
+    expect(scaled.scaleTargetRef.name).toBe(only(all, 'Deployment').metadata.name);
+    expect(scaled.minReplicaCount).toBeGreaterThanOrEqual(
+      (only(all, 'PodDisruptionBudget').spec as { minAvailable: number }).minAvailable + 1,
+    );
+    // More replicas than partitions would sit idle.
+    expect(scaled.maxReplicaCount).toBeLessThanOrEqual(DEFAULT_TOPIC_PARTITIONS);
+    expect(scaled.triggers).toHaveLength(1);
+    const trigger = scaled.triggers[0] as (typeof scaled.triggers)[number];
+    expect(trigger.type).toBe('kafka');
+    expect(trigger.metadata).toMatchObject({
+      bootstrapServers: config.KAFKA_BROKERS,
+      consumerGroup: config.KAFKA_GROUP_ID,
+      topic: config.TOPIC_ORDERS,
+      // KEDA spells the worker's scram-sha-512 as scram_sha512.
+      sasl: (config.KAFKA_SASL_MECHANISM ?? '').replace(/^scram-sha-/, 'scram_sha'),
+      tls: 'enable',
+      allowIdleConsumers: 'false',
+    });
+    expect(trigger.authenticationRef.name).toBe(only(all, 'TriggerAuthentication').metadata.name);
+  });
+
+  it("authenticates with the worker's own Kafka user and the Secrets its pods mount", async () => {
+    const all = await kustomize(KEDA_OVERLAY);
+    const auth = only(all, 'TriggerAuthentication').spec as {
+      env: { parameter: string; name: string; containerName: string }[];
+      secretTargetRef: { parameter: string; name: string; key: string }[];
+    };
+    const pod = podSpec(only(all, 'Deployment'));
+    const config = (only(all, 'ConfigMap').data ?? {}) as Record<string, string>;
+    for (const variable of auth.env) {
+      expect(pod.containers.map((c) => c.name)).toContain(variable.containerName);
+      expect(config[variable.name]).toBeDefined();
+    }
+    const mounted = (pod.volumes ?? []).map((v) => v.secret?.secretName);
+    for (const reference of auth.secretTargetRef) expect(mounted).toContain(reference.name);
+    expect(auth.secretTargetRef.map((r) => r.parameter).sort()).toEqual(['ca', 'password']);
+  });
+});
+
 describe('the validation of deploy/kubernetes', () => {
   it('fails a broken Deployment: a string for replicas, a container without a name', async () => {
     const deployment = only(await kustomize(KUBERNETES), 'Deployment');
@@ -343,5 +399,21 @@ describe('the validation of deploy/kubernetes', () => {
     };
     expect(() => validate({ ...deployment, spec: broken })).toThrow(/name/);
     expect(() => validate({ ...deployment, kind: 'Deploymnet' })).toThrow(/no schema/);
+  });
+
+  it('fails broken custom resources against their CRD schemas', async () => {
+    const all = await kustomize(KEDA_OVERLAY);
+    const scaled = only(all, 'ScaledObject');
+    const spec = scaled.spec as Record<string, unknown>;
+    expect(() => validate({ ...scaled, spec: { ...spec, minReplicaCount: 'two' } })).toThrow(
+      /minReplicaCount/,
+    );
+    const { scaleTargetRef: _target, ...untargeted } = spec;
+    expect(() => validate({ ...scaled, spec: untargeted })).toThrow(/scaleTargetRef/);
+    const monitor = only(all, 'ServiceMonitor');
+    const monitorSpec = monitor.spec as Record<string, unknown>;
+    expect(() =>
+      validate({ ...monitor, spec: { ...monitorSpec, endpoints: [{ port: 9464 }] } }),
+    ).toThrow(/port/);
   });
 });
