@@ -25,6 +25,7 @@ describe('loadConfig', () => {
     expect(config.MAX_IN_FLIGHT).toBe(256);
     expect(config.ORDER_SEQUENCING).toBe('key');
     expect(config.KAFKA_FETCH_MAX_WAIT).toBe(1_000);
+    expect(config.KAFKA_SESSION_TIMEOUT).toBe(10_000);
     expect(config.KAFKA_PRODUCER_IDEMPOTENT).toBe(true);
     expect(config.WEBHOOK_PUBLIC_BASE_URL).toBe('https://bridge.example.com');
   });

@@ -27,7 +27,15 @@ export const kafkaEnv = z.object({
     }),
   KAFKA_CLIENT_ID: z.string().min(1).default('payflow-bridge'),
   KAFKA_GROUP_ID: z.string().min(1).default('payflow-bridge'),
-  KAFKA_SESSION_TIMEOUT: duration.default(30_000),
+  /**
+   * How long the group coordinator waits for a silent consumer (a SIGKILLed or frozen
+   * replica) before it hands its partitions to the others: they are consumed again within
+   * about this time plus 0-3.5 s (heartbeat 1/10 of it, rejoin, first fetch;
+   * bench/results/scale.json). 10 s: three times faster than kafkajs' 30 s, and still
+   * ten heartbeats (1 s each) that a busy event loop may miss before a live replica is
+   * thrown out. The broker bounds it (group.min.session.timeout.ms, default 6 s).
+   */
+  KAFKA_SESSION_TIMEOUT: duration.default(10_000),
   /**
    * Idempotent producer (the default): the broker drops the producer's own retried
    * duplicates and keeps order with 5 requests in flight. Turn it off only for a broker that

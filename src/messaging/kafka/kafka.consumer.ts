@@ -2,8 +2,20 @@
  * PartitionConsumer over a kafkajs consumer: eachBatch with manual commits and manual offset
  * resolution, GROUP_JOIN / REBALANCING / CRASH events turned into handler calls.
  *
- * The defaults are for real Apache Kafka: kafkajs' own assignor, a 30 s session, 1 s fetch
- * wait. Fetch sizes: a partition's first record batch is returned whole even when it is
+ * The defaults are for real Apache Kafka: kafkajs' own assignor, a 10 s session (1 s
+ * heartbeats), a 60 s rebalance time-out, 1 s fetch wait.
+ *
+ * Recovery from a dead replica (SIGKILL, a frozen pod): the coordinator notices only when
+ * its session times out; the others learn of the rebalance at their next heartbeat, rejoin
+ * (eachBatch only enqueues, so no batch holds a rejoin up; a batch waiting for room
+ * heartbeats and leaves on REBALANCE_IN_PROGRESS), and fetch its partitions from the
+ * committed offsets: consumed again 0-3.5 s after the session time-out
+ * (bench/results/scale.json). A replacement that joins meanwhile does not shorten that: it
+ * joins with a new member id (kafkajs has no static membership), and the join waits for the
+ * dead member's session to end; with eager rebalancing every partition of the group pauses
+ * until then. The rebalance time-out bounds only a live member slow to rejoin; it stays at
+ * kafkajs' 60 s, since a JoinGroup waits up to the group's largest one and a lower value
+ * would time out JoinGroups against older replicas during a rolling upgrade. Fetch sizes: a partition's first record batch is returned whole even when it is
  * larger than maxBytesPerPartition / maxBytes (KIP-74, Fetch v3+), so a 5 MB event is
  * consumed with the 1 MiB / 10 MiB defaults; the limits bound only how much more a fetch
  * brings along (memory held before the in-flight bound admits it).
@@ -51,7 +63,10 @@ export type KafkaPartitionAssigner = PartitionAssigner;
 export interface KafkaConsumerOptions {
   /** KAFKA_GROUP_ID. */
   readonly groupId: string;
-  /** kafkajs default 30000; the broker's group.min/max.session.timeout.ms bound it. */
+  /**
+   * Default 10000 (kafkajs' own is 30000): a dead member's partitions move after this long.
+   * The broker's group.min/max.session.timeout.ms (6 s / 30 min by default) bound it.
+   */
   readonly sessionTimeoutMs?: number;
   /** Default sessionTimeout / 10, at most 3000. */
   readonly heartbeatIntervalMs?: number;
@@ -79,6 +94,9 @@ export interface KafkaConsumerOptions {
   readonly restartBackoff?: BackoffPolicy;
 }
 
+/** KAFKA_SESSION_TIMEOUT's default (config/env/kafka.env.ts): see above. */
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+
 const DEFAULT_RESTART_BACKOFF: BackoffPolicy = { baseDelayMs: 1_000, maxDelayMs: 15_000 };
 
 export class KafkaPartitionConsumer implements PartitionConsumer {
@@ -98,7 +116,7 @@ export class KafkaPartitionConsumer implements PartitionConsumer {
   private readonly denials = new Map<KafkaResourceType, KafkaAuthorizationError>();
 
   constructor(client: KafkaClientOptions, options: KafkaConsumerOptions) {
-    const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+    const sessionTimeout = options.sessionTimeoutMs ?? DEFAULT_SESSION_TIMEOUT_MS;
     this.partitionsConsumedConcurrently = options.partitionsConsumedConcurrently ?? 1;
     this.groupId = options.groupId;
     this.authorization = options.authorization;
