@@ -7,7 +7,7 @@
  *   and methods and addresses beside the webhook route all get one identical 404 (the one the
  *   receiver gives an unknown webhook kind), naming no framework;
  * - the management port (plain HTTP) serves /metrics, /health/live and /health/ready, and no
- *   webhook route;
+ *   webhook route; /metrics says it is ready and when its certificate expires;
  * - a client that trickles its headers or its body is cut off, and so is one that connects
  *   and never starts TLS;
  * - a body declared too large gets 413 before a byte of it is sent; a chunked one gets 413
@@ -19,6 +19,7 @@
  * per-address limit of one case never meets another's connections.
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -467,6 +468,28 @@ describe('the management listener (MANAGEMENT_PORT)', () => {
       status: 'ok',
       info: { database: { status: 'up' }, orderEvents: { status: 'up' } },
     });
+  });
+
+  it('exposes its readiness and the expiry of the certificate it loaded on /metrics', async () => {
+    // Ready (as the test above waits for), so the gauge evaluated at the scrape says 1.
+    let ready = await metric('payflow_bridge_ready');
+    for (let attempt = 0; attempt < 60 && ready !== 1; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      ready = await metric('payflow_bridge_ready');
+    }
+    expect(ready).toBe(1);
+    // TLS_CERT_FILE is the only certificate this worker loads: one series, its notAfter.
+    const notAfter = Math.floor(Date.parse(new X509Certificate(tls.cert).validTo) / 1000);
+    expect(
+      await metric('payflow_bridge_certificate_expiry_timestamp_seconds{certificate="public_tls"}'),
+    ).toBe(notAfter);
+    const text = await (await fetch(`${worker.managementUrl}/metrics`)).text();
+    const series = text
+      .split('\n')
+      .filter((line) => line.startsWith('payflow_bridge_certificate_expiry_timestamp_seconds'));
+    expect(series).toEqual([
+      `payflow_bridge_certificate_expiry_timestamp_seconds{certificate="public_tls"} ${notAfter}`,
+    ]);
   });
 
   it('serves no webhook route', async () => {

@@ -2,12 +2,13 @@
  * Prometheus metrics (prom-client) for the worker: process defaults plus what the order
  * transport, the outbox relay and the Payflow client report through their own small
  * interfaces. prom-client rather than hand-written exposition: it is the standard
- * library for the format and its default metrics (event loop lag, heap, GC) come free.
+ * library for the format and its default metrics (event loop lag, heap, GC) come free
+ * (process.metrics.ts: the event-loop delay is sampled only while scraped).
  */
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { ProbeOutcome } from '../../orders/engine/command-spec.js';
 import type { LateEffectDecision, ProbeMetrics } from '../../orders/engine/probe-metrics.js';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeadLetterReason } from '../../errors/app-error.js';
 import type {
   KafkaAccess,
@@ -26,6 +27,7 @@ import type {
   ReconciliationMetrics,
 } from '../../reconciliation/reconciliation.poller.js';
 import type { SettlementMetrics } from '../../settlements/nightly/nightly-settlements.cron.js';
+import { registerProcessMetrics, type EventLoopDelaySampler } from './process.metrics.js';
 import type { NightlyRunResult } from '../../settlements/nightly/nightly-settlements.runner.js';
 
 @Injectable()
@@ -37,7 +39,8 @@ export class MetricsService
     ReconciliationMetrics,
     PublicListenerMetrics,
     KafkaAuthorizationMetrics,
-    ProbeMetrics
+    ProbeMetrics,
+    OnModuleDestroy
 {
   readonly registry = new Registry();
 
@@ -208,14 +211,21 @@ export class MetricsService
     ['resource', 'name', 'operation'],
   );
 
+  /** prom-client's default process metrics; the event-loop delay is sampled while scraped. */
+  private readonly eventLoop: EventLoopDelaySampler;
+
   constructor() {
-    // The event-loop delay histogram samples every 100 ms rather than prom-client's 10 ms:
-    // 100 timer wake-ups a second were a good part of what an idle worker cost.
-    collectDefaultMetrics({
-      register: this.registry,
+    // The event-loop delay histogram samples every 100 ms rather than prom-client's 10 ms
+    // (100 timer wake-ups a second were a good part of what an idle worker cost), and only
+    // while /metrics is scraped (process.metrics.ts).
+    this.eventLoop = registerProcessMetrics(this.registry, {
       prefix: 'payflow_bridge_',
       eventLoopMonitoringPrecision: 100,
     });
+  }
+
+  onModuleDestroy(): void {
+    this.eventLoop.stop();
   }
 
   inFlight(count: number): void {
