@@ -8,18 +8,54 @@
 // column added without a DEFAULT. The contract step comes in a later release, once no worker
 // reads the old shape; it says so with a comment `contract-after: <released migration>`
 // naming the released migration whose expand it completes.
+// released.json also records the release's `commit` (a full hash): the two-version test
+// (test/deploy/rolling-upgrade.test.ts) builds that release's worker from it. When the
+// commit is in this clone, its newest migration must be `lastReleased`.
 // `node scripts/check-migrations.mjs [DIR]` (default: migrations).
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = process.argv[2] ?? 'migrations';
-const { lastReleased } = JSON.parse(readFileSync(join(dir, 'released.json'), 'utf8'));
+const { lastReleased, commit } = JSON.parse(readFileSync(join(dir, 'released.json'), 'utf8'));
+const isMigration = (name) => /^\d+-[\w-]+\.ts$/.test(name);
 const names = readdirSync(dir)
-  .filter((name) => /^\d+-[\w-]+\.ts$/.test(name))
+  .filter(isMigration)
   .map((name) => name.replace(/\.ts$/, ''))
   .sort();
 if (!names.includes(lastReleased)) {
   console.error(`check-migrations: released.json names ${lastReleased}, which is not in ${dir}`);
+  process.exit(1);
+}
+if (typeof commit !== 'string' || !/^[0-9a-f]{40}$/.test(commit)) {
+  console.error(
+    `check-migrations: released.json's "commit" must be the release's full commit hash (40 hex digits), not ${JSON.stringify(commit)}`,
+  );
+  process.exit(1);
+}
+
+/** The release's migrations as its commit holds them; undefined when git or the commit is missing. */
+function migrationsAtCommit() {
+  try {
+    return execFileSync('git', ['ls-tree', '--name-only', `${commit}:migrations`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\n')
+      .filter(isMigration)
+      .map((name) => name.replace(/\.ts$/, ''))
+      .sort();
+  } catch {
+    return undefined;
+  }
+}
+const released = migrationsAtCommit();
+if (released === undefined) {
+  console.warn(`check-migrations: commit ${commit} is not in this clone (shallow?): not compared`);
+} else if (released.at(-1) !== lastReleased) {
+  console.error(
+    `check-migrations: released.json names ${lastReleased}, but the newest migration of commit ${commit} is ${released.at(-1) ?? 'none'}`,
+  );
   process.exit(1);
 }
 

@@ -5,8 +5,8 @@
  * contract step that names a released migration through. Scratch migrations are written
  * into a temporary copy of migrations/, never into the real one.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -47,6 +47,74 @@ export class Scratch9999999999999 implements MigrationInterface {
     rmSync(copy, { recursive: true, force: true });
   }
 }
+
+/** A copy of migrations/ whose released.json is `released`. */
+async function withReleased(
+  released: Record<string, unknown>,
+): Promise<{ code: number; output: string }> {
+  const copy = mkdtempSync(join(tmpdir(), 'payflow-migrations-'));
+  try {
+    cpSync(join(ROOT, 'migrations'), copy, { recursive: true });
+    writeFileSync(join(copy, 'released.json'), JSON.stringify(released));
+    return await check(copy);
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+const RELEASED = JSON.parse(readFileSync(join(ROOT, 'migrations', 'released.json'), 'utf8')) as {
+  lastReleased: string;
+  commit: string;
+};
+
+describe('released.json: the release before this one', () => {
+  it('records its full commit hash, whose newest migration is lastReleased', () => {
+    expect(RELEASED.commit).toMatch(/^[0-9a-f]{40}$/);
+    const atCommit = execFileSync(
+      'git',
+      ['ls-tree', '--name-only', `${RELEASED.commit}:migrations`],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    )
+      .split('\n')
+      .filter((name) => /^\d+-[\w-]+\.ts$/.test(name))
+      .sort();
+    expect(atCommit.at(-1)).toBe(`${RELEASED.lastReleased}.ts`);
+  });
+
+  it('is refused without a full commit hash', async () => {
+    for (const commit of [undefined, RELEASED.commit.slice(0, 12), 'main']) {
+      const run = await withReleased({ lastReleased: RELEASED.lastReleased, commit });
+      expect(run.code).toBe(1);
+      expect(run.output).toContain('"commit" must be');
+    }
+  });
+
+  it('is refused when lastReleased is not the newest migration of that commit', async () => {
+    // The commit that added lastReleased's migration: its parent's newest migration is older.
+    const added = execFileSync(
+      'git',
+      [
+        'log',
+        '-1',
+        '--format=%H',
+        '--diff-filter=A',
+        '--',
+        `migrations/${RELEASED.lastReleased}.ts`,
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    ).trim();
+    const before = execFileSync('git', ['rev-parse', `${added}^`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
+    const run = await withReleased({ lastReleased: RELEASED.lastReleased, commit: before });
+    expect(run.code).toBe(1);
+    expect(run.output).toContain(`the newest migration of commit ${before}`);
+  });
+});
 
 describe('expand/contract: migrations after the last release', () => {
   it('pass as they are', async () => {
