@@ -534,6 +534,10 @@ async function runScenario(
  * The paced events' latency split at the database milestones (wall clock; the bench's
  * performance.now() times are converted): Kafka + fetch + begin batch, the begin batch's
  * commit and the send mark, the call and the wait for the complete batch, the complete batch itself, the relay's pick-up, and send + read back.
+ * The relay batch's milestone is its transaction's start (`published_at = now()`): since
+ * the relay is pipelined (issue 30) a pass begins before it claims its rows, often before
+ * they were committed, so "finish → relay batch" can be negative; read the two relay
+ * stages together.
  */
 async function stageBreakdown(
   url: string,

@@ -256,7 +256,7 @@ export function comparisons(summaries: readonly ScenarioSummary[]): Comparison[]
       row(
         `paced p99 ms${sameRate ? ` at ${bridge.paced?.rate ?? '?'}/s` : ' (not at one rate)'}`,
         (s) => s.summary.pacedP99Ms,
-        pacedAtTarget ? { at: 1.5, most: true } : null,
+        pacedAtTarget ? { at: 1.25, most: true } : null,
       ),
       row('CPU per order, ms', (s) => s.summary.workerMsPerOrder, { at: 1.5, most: true }),
       row('max RSS, MB', (s) => s.summary.workerMaxRssMb, null),

@@ -6,8 +6,10 @@
  * replica that dies loses its session and with it its locks, and the others take its
  * buckets over. (Wake-ups arrive on the process's shared LISTEN connection, not here.)
  *
- * Ownership only spreads the work: order per key is kept by the fence every publishing
- * transaction takes (RelayLockRepository.fence), whoever owns the bucket.
+ * Ownership spreads the work, and the relay's pipelined passes publish only the buckets the
+ * lock connection (`lockPid()`) still holds when their transaction fences them
+ * (RelayLockRepository.fenceOwned); order per key is kept by that fence, whoever owns the
+ * bucket.
  */
 import { describeError } from '../errors/app-error.js';
 import type { AppLogger } from '../logging/logger.js';
@@ -37,6 +39,8 @@ export class BucketOwnership {
   private readonly firstBucket = Math.floor(Math.random() * OUTBOX_BUCKETS);
   private readonly owned = new Set<number>();
   private lock: HeldConnection | null = null;
+  /** The lock connection's backend pid (the session that holds the BUCKET_OWNER locks). */
+  private pid: number | null = null;
   /** The last rebalance failed (logged once until one succeeds). */
   private failing = false;
 
@@ -45,6 +49,11 @@ export class BucketOwnership {
   /** Buckets this replica owns right now (sorted). */
   buckets(): number[] {
     return [...this.owned].sort((a, b) => a - b);
+  }
+
+  /** The backend pid of the session holding this replica's bucket locks; null: none held. */
+  lockPid(): number | null {
+    return this.lock === null ? null : this.pid;
   }
 
   get size(): number {
@@ -132,7 +141,7 @@ export class BucketOwnership {
       },
     });
     try {
-      await this.options.locks.join(lock.client);
+      this.pid = await this.options.locks.join(lock.client);
     } catch (error) {
       lock.release(error instanceof Error ? error : new Error(String(error)));
       throw error;

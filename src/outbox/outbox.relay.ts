@@ -2,11 +2,15 @@
  * The outbox relay's loop: publishes the rows that state changes wrote into `outbox` (in the
  * same transaction as the change) through the `MessageProducer`, then marks them published.
  * This file holds when it works: start and stop, the loop's passes and sleeps, rebalancing
- * and the maintenance beside it. Its parts: RelayPublisher (what a pass publishes, and
- * flush; ordering, delivery and lanes are explained there), BucketOwnership (which buckets
- * this replica publishes), RelayWakeup (the signal that cuts its sleep short), RelaySchedule
- * (when the periodic work is due), BucketBackoff (a failing bucket waits, the others go
- * on); the SQL is OutboxRepository's and RelayLockRepository's.
+ * and the maintenance beside it. Passes are pipelined (issue 30 §3): the loop starts one
+ * whenever rows are announced while fewer than `pipelineDepth` (3) are in flight; it claims
+ * its rows as soon as the send before it is over, so a row committed while a pass waits
+ * for Kafka no longer waits for that pass's mark and commit and the next one's start.
+ * Its parts: RelayPublisher (what a pass publishes, and flush; ordering, delivery and
+ * lanes are explained there), BucketOwnership (which buckets this replica publishes),
+ * RelayWakeup (the signal that cuts its sleep short), RelaySchedule (when the periodic
+ * work is due), BucketBackoff (a failing bucket waits, the others go on); the SQL is
+ * OutboxRepository's and RelayLockRepository's.
  *
  * Latency and idling. The relay sleeps between passes (`busyPollMs` after a pass that
  * published) and `notify()` wakes it at once: writers call it, through OutboxCommitted
@@ -33,7 +37,7 @@ import {
   RelayLockRepository,
   OUTBOX_NOTIFY_CHANNEL,
 } from './relay-locks.repository.js';
-import { RelayPublisher } from './relay-publisher.js';
+import { RelayPublisher, type PassResult } from './relay-publisher.js';
 import { RelaySchedule } from './relay-schedule.js';
 import { RelayWakeup } from './relay-wakeup.js';
 import {
@@ -87,6 +91,10 @@ export class OutboxRelay implements OutboxFlusher {
   private listenHandle: ListenHandle | null = null;
   /** When a rebalance that failed (Postgres away) is tried again; undefined: none failed. */
   private rebalanceRetryAt: number | undefined;
+  /** Rows published by the pass that ended last (what the pause after it depends on). */
+  private lastPublished = 0;
+  /** A pass left rows for one still in flight: look again when another pass ends. */
+  private blockedWaiting = false;
 
   constructor(
     @Inject(Database) private readonly database: Database,
@@ -127,7 +135,10 @@ export class OutboxRelay implements OutboxFlusher {
       pool: database.pool,
       locks: this.locks,
       isRunning,
-      onDisowned: (bucket) => this.backoff.forget(bucket),
+      onDisowned: (bucket) => {
+        this.backoff.forget(bucket);
+        this.publisher.forget(bucket);
+      },
       // Claim the buckets again at once, not at the next scheduled rebalance (an idle
       // relay's is up to idlePollMs away); while Postgres is still away that fails and is
       // tried again every REBALANCE_RETRY_MS.
@@ -254,38 +265,84 @@ export class OutboxRelay implements OutboxFlusher {
     }
   }
 
+  /**
+   * Starts passes and sleeps. A pass starts when rows are announced (or the pause ran
+   * out) while fewer than `pipelineDepth` are in flight, without waiting for the others:
+   * pipelining (RelayPublisher keeps each key's rows in one pass at a time).
+   */
   private async loop(): Promise<void> {
-    while (this.running) {
-      try {
-        this.startMaintenance(Date.now());
-        const pass = await this.publisher.publishOwned(this.ownership.buckets());
-        if (!this.running) break;
-        if (pass.rows > 0) this.schedule.active();
-        if (this.rebalanceRetryAt !== undefined && Date.now() >= this.rebalanceRetryAt) {
-          this.schedule.askRebalance();
+    const inFlight = new Set<Promise<void>>();
+    let startPass = true;
+    try {
+      while (this.running) {
+        try {
+          this.startMaintenance(Date.now());
+          if (startPass && inFlight.size < this.settings.pipelineDepth) {
+            startPass = false;
+            this.startPass(inFlight);
+          }
+          if (this.rebalanceRetryAt !== undefined && Date.now() >= this.rebalanceRetryAt) {
+            this.schedule.askRebalance();
+          }
+          if (this.schedule.takeRebalance()) {
+            const changed = await this.rebalance();
+            if (changed.given > 0) await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
+            if (changed.gained > 0) {
+              startPass = true;
+              continue;
+            }
+          }
+          if (inFlight.size >= this.settings.pipelineDepth) {
+            // All passes in flight: the next starts when one ends (a wake-up is kept).
+            await Promise.race(inFlight);
+            continue;
+          }
+          const retryAt = earliest(
+            this.backoff.nextRetryAt(this.ownership.buckets(), Date.now()),
+            this.rebalanceRetryAt,
+          );
+          await this.wakeup.wait(this.schedule.pauseAfter(this.lastPublished, retryAt));
+          startPass = true;
+        } catch (error) {
+          // Every step catches its own failures; this only keeps an unforeseen one from
+          // ending the loop.
+          this.logger.error({ error: describeError(error) }, 'outbox relay pass failed');
+          await this.wakeup.wait(this.schedule.idlePause());
+          startPass = true;
         }
-        if (this.schedule.takeRebalance()) {
-          const changed = await this.rebalance();
-          if (changed.given > 0) await this.wakeup.announce(RELAY_SIGNAL.MEMBERS);
-          if (changed.gained > 0) continue;
-        }
-        if (pass.more) {
-          // Full batches: go on at once, but let other work of the process run first.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          continue;
-        }
-        const retryAt = earliest(
-          this.backoff.nextRetryAt(this.ownership.buckets(), Date.now()),
-          this.rebalanceRetryAt,
-        );
-        await this.wakeup.wait(this.schedule.pauseAfter(pass.published, retryAt));
-      } catch (error) {
-        // Every step catches its own failures; this only keeps an unforeseen one from
-        // ending the loop.
-        this.logger.error({ error: describeError(error) }, 'outbox relay pass failed');
-        await this.wakeup.wait(this.schedule.idlePause());
       }
+    } finally {
+      await Promise.allSettled(inFlight);
     }
+  }
+
+  /** One pass in the background; when it ends, whether to start another at once. */
+  private startPass(inFlight: Set<Promise<void>>): void {
+    const pass: Promise<void> = this.publisher
+      .publishOwned(this.ownership.buckets(), this.ownership.lockPid())
+      .then(
+        (result) => {
+          inFlight.delete(pass);
+          this.passEnded(result, inFlight.size);
+        },
+        (error: unknown) => {
+          inFlight.delete(pass);
+          this.logger.error({ error: describeError(error) }, 'outbox relay pass failed');
+        },
+      );
+    inFlight.add(pass);
+  }
+
+  private passEnded(result: PassResult, othersInFlight: number): void {
+    this.lastPublished = result.published;
+    if (result.rows > 0) this.schedule.active();
+    // Rows left because another pass held their key go out after that pass ends.
+    const waitForOthers = result.blocked && othersInFlight > 0;
+    const again =
+      result.more || result.failed || (result.blocked && !waitForOthers) || this.blockedWaiting;
+    this.blockedWaiting = waitForOthers;
+    // Full batches, a bucket now backing off (its retry time), or rows left: look again.
+    if (again) this.wakeup.wake();
   }
 
   private async rebalance(): Promise<{ gained: number; given: number }> {

@@ -12,10 +12,16 @@ import type { PoolClient, Sql } from '../database/database.js';
  * they can never collide with single-bigint keys (e.g. the test bed's template lock).
  * - BUCKET_OWNER (session level, on the relay's lock connection): "this replica owns
  *   bucket n". Lost with the session when a replica dies.
- * - BUCKET_FENCE (transaction level, taken by every batch): only one transaction at a time
- *   publishes from bucket n, whoever owns it. This is what keeps per-key order even when
- *   ownership is confused (a lock connection that dropped, a `flush()` from a process that
- *   owns nothing, the operator CLI).
+ * - BUCKET_FENCE (transaction level, taken by every batch): only one process at a time
+ *   publishes from bucket n, whoever owns it. A `flush()` (or the operator CLI, or a
+ *   relay of an older release) takes it exclusively: one transaction at a time. The
+ *   owner's pipelined passes take it shared, and only while this process's lock
+ *   connection still holds the bucket's BUCKET_OWNER lock (`fenceOwned`), so several of
+ *   its passes publish from n at once (RelayPublisher keeps a key's rows apart) while no
+ *   other process can; a bucket just gained is first fenced exclusively once, which waits
+ *   out the passes of a previous owner that lost its lock connection without noticing.
+ *   This is what keeps per-key order even when ownership is confused (a lock connection
+ *   that dropped, a `flush()` from a process that owns nothing, the operator CLI).
  * - MEMBERS (shared, session level): one holder per running relay; their count decides
  *   each replica's fair share of the buckets.
  */
@@ -43,6 +49,40 @@ export class RelayLockRepository {
       `SELECT b AS bucket FROM unnest($2::int[]) AS b
         WHERE pg_try_advisory_xact_lock($1::int, b)`,
       [RELAY_LOCK_NAMESPACE.BUCKET_FENCE, buckets],
+    );
+    return rows.map((row) => row.bucket);
+  }
+
+  /**
+   * The pipelined pass's fence: of `buckets`, those whose BUCKET_OWNER lock the session
+   * `ownerPid` (this process's lock connection) holds now and whose fence this transaction
+   * got: shared, or exclusive where `exclusive[i]` (a bucket just gained). One statement;
+   * the owner check comes first (CASE keeps the order), so a bucket not owned is not fenced.
+   */
+  async fenceOwned(
+    tx: Sql,
+    buckets: readonly number[],
+    exclusive: readonly boolean[],
+    ownerPid: number,
+  ): Promise<number[]> {
+    if (buckets.length === 0) return [];
+    const rows = await tx.query<{ bucket: number }>(
+      `WITH owned AS MATERIALIZED (
+         SELECT objid::int AS bucket FROM pg_locks
+          WHERE locktype = 'advisory' AND granted AND objsubid = 2 AND pid = $4::int
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND classid = $2::int::oid)
+       SELECT f.b AS bucket FROM unnest($3::int[], $5::bool[]) AS f (b, exclusive)
+        WHERE CASE WHEN f.b NOT IN (SELECT bucket FROM owned) THEN false
+                   WHEN f.exclusive THEN pg_try_advisory_xact_lock($1::int, f.b)
+                   ELSE pg_try_advisory_xact_lock_shared($1::int, f.b) END`,
+      [
+        RELAY_LOCK_NAMESPACE.BUCKET_FENCE,
+        RELAY_LOCK_NAMESPACE.BUCKET_OWNER,
+        buckets,
+        ownerPid,
+        exclusive,
+      ],
     );
     return rows.map((row) => row.bucket);
   }
@@ -88,11 +128,15 @@ export class RelayLockRepository {
     ]);
   }
 
-  /** Counts the session of `client` as a running relay. */
-  async join(client: PoolClient): Promise<void> {
-    await client.query('SELECT pg_advisory_lock_shared($1::int, 0)', [
-      RELAY_LOCK_NAMESPACE.MEMBERS,
-    ]);
+  /** Counts the session of `client` as a running relay; returns the session's backend pid. */
+  async join(client: PoolClient): Promise<number> {
+    const result = await client.query<{ pid: number }>(
+      'SELECT pg_advisory_lock_shared($1::int, 0), pg_backend_pid() AS pid',
+      [RELAY_LOCK_NAMESPACE.MEMBERS],
+    );
+    const pid = result.rows[0]?.pid;
+    if (pid === undefined) throw new Error('no backend pid for the relay lock connection');
+    return pid;
   }
 
   /** Releases every lock of the session of `client`. */

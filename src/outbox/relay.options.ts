@@ -8,6 +8,14 @@ import type { OutboxLanes } from './outbox.repository.js';
 export interface OutboxRelayOptions {
   /** Rows per batch (one producer.send, one transaction). Default 500. */
   readonly batchSize?: number;
+  /**
+   * Passes of the relay loop in flight at once (pipelining): a pass starts when rows are
+   * announced even while earlier ones still wait for Kafka, up to this many; it claims its
+   * rows when the send before it is over. A key's rows are never in two passes at once
+   * (RelayPublisher). 1: one pass at a time. Default 3: one committing, one sending, one
+   * waiting for the broker.
+   */
+  readonly pipelineDepth?: number;
   /** Pause after a pass that published something. Default 50 ms. */
   readonly busyPollMs?: number;
   /**
@@ -91,6 +99,7 @@ export type RelaySettings = Required<OutboxRelayOptions>;
 
 const DEFAULTS: RelaySettings = {
   batchSize: 500,
+  pipelineDepth: 3,
   busyPollMs: 50,
   idlePollMs: 30_000,
   activePollMs: 500,
