@@ -18,7 +18,8 @@ describe('Wakeup', () => {
     wakeup.wake();
     const again = Date.now();
     expect(await wakeup.wait(5_000)).toBe(true);
-    expect(Date.now() - again).toBeLessThan(50);
+    // Far below the 5 s it would wait; no tighter, as a busy machine may delay any callback.
+    expect(Date.now() - again).toBeLessThan(1_000);
     // The early wake-up is used up: the next wait runs its course.
     const third = Date.now();
     await wakeup.wait(40);
