@@ -12,6 +12,7 @@ import { anEnvelope, anOrderId, paymentRequestedData } from '../support/builders
 import { startPipeline, TopicReader, type Pipeline } from '../support/pipeline.js';
 import { sandboxControl } from '../support/sandbox.js';
 import { sandboxPayments } from '../orders/support/pipeline.js';
+import { signIn, type Session } from '../console/console-session.js';
 
 const TOKEN = 'console-token-for-the-discard-test-0123456789';
 const OPERATOR = 'Per Discard';
@@ -20,61 +21,6 @@ interface StatusEvent {
   readonly type: string;
   readonly orderId: string;
   readonly data: Record<string, unknown>;
-}
-
-/** A signed-in console session over fetch: its cookie and the CSRF token its pages carry. */
-interface Session {
-  get(path: string): Promise<{ status: number; html: string }>;
-  post(path: string, form: Record<string, string>): Promise<{ status: number; html: string }>;
-  readonly csrf: string;
-}
-
-function cookieOf(response: Response): string {
-  return response.headers
-    .getSetCookie()
-    .map((cookie) => cookie.split(';')[0] ?? '')
-    .filter((cookie) => !cookie.endsWith('='))
-    .join('; ');
-}
-
-function hidden(html: string, name: string): string {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(html);
-  if (match?.[1] === undefined) throw new Error(`no ${name} field on the page`);
-  return match[1];
-}
-
-async function signIn(base: string): Promise<Session> {
-  const form = await fetch(`${base}/console/login`);
-  const loginCookie = cookieOf(form);
-  const signedIn = await fetch(`${base}/console/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-    body: new URLSearchParams({
-      _csrf: hidden(await form.text(), '_csrf'),
-      next: '/console/dead-letters',
-      operator: OPERATOR,
-      token: TOKEN,
-    }).toString(),
-  });
-  expect(signedIn.status).toBe(303);
-  const cookie = cookieOf(signedIn);
-  const get = async (path: string) => {
-    const response = await fetch(`${base}${path}`, { headers: { cookie }, redirect: 'manual' });
-    return { status: response.status, html: await response.text() };
-  };
-  const post = async (path: string, fields: Record<string, string>) => {
-    const response = await fetch(`${base}${path}`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams(fields).toString(),
-    });
-    return { status: response.status, html: await response.text() };
-  };
-  const page = await get('/console/dead-letters');
-  expect(page.status).toBe(200);
-  return { get, post, csrf: hidden(page.html, '_csrf') };
 }
 
 describe('the console’s discard, over HTTP', () => {
@@ -142,7 +88,7 @@ describe('the console’s discard, over HTTP', () => {
                $3, '{}', '{}', 1)`,
       [doubtful, doubtfulEventId, Buffer.from(doubtful)],
     );
-    session = await signIn(worker.managementUrl);
+    session = await signIn(worker.managementUrl, { token: TOKEN, operator: OPERATOR });
   }, 240_000);
 
   afterAll(async () => {

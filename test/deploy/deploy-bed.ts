@@ -37,21 +37,6 @@ import {
 import { workerEnvironment } from '../support/pipeline.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
 
-export const sleep = (ms: number): Promise<void> =>
-  new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function until(
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await sleep(200);
-  }
-}
-
 /** Order events taken effect by one worker so far (its own counter; 0 when unreachable). */
 export async function processedBy(worker: WorkerProcess): Promise<number> {
   return (await worker.metric('payflow_bridge_order_events_processed_total')) ?? 0;

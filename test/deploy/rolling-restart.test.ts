@@ -9,7 +9,9 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkerProcess } from '../../testbed/worker-process.js';
-import { DeployBed, errorsOf, processedBy, sleep, until } from './deploy-bed.js';
+import { sleep } from '../../src/timing/sleep.js';
+import { until } from '../support/until.js';
+import { DeployBed, errorsOf, processedBy } from './deploy-bed.js';
 import { currentBuildMain } from './previous-release.js';
 
 const EVENTS_PER_SECOND = 20;

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync, rmSync } from 'node:fs';
-import { DeployBed, errorsOf, processedBy, sleep, until } from './deploy-bed.js';
+import { sleep } from '../../src/timing/sleep.js';
+import { until } from '../support/until.js';
+import { DeployBed, errorsOf, processedBy } from './deploy-bed.js';
 import {
   currentBuildMain,
   migrationName,

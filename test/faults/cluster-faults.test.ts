@@ -39,24 +39,12 @@ import {
 } from '../support/kafka-test-bed.js';
 import { workerEnvironment } from '../support/pipeline.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { sleep } from '../../src/timing/sleep.js';
+import { until } from '../support/until.js';
 
 const ORDERS_PER_SCENARIO = 120;
 const EVENTS_PER_SECOND = 25;
 const SETTLE_TIMEOUT_MS = 90_000;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await sleep(200);
-  }
-}
 
 describe('faults on a 3-node Kafka cluster', () => {
   let cluster: KraftCluster;

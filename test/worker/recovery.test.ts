@@ -31,13 +31,12 @@ import {
 } from '../support/kafka-test-bed.js';
 import { workerEnvironment } from '../support/pipeline.js';
 import { startTestSandbox, type SandboxHandle } from '../support/sandbox.js';
+import { sleep } from '../../src/timing/sleep.js';
 
 const PARTITIONS = 12;
 const SESSION_TIMEOUT_MS = 6_000;
 const BOUND_MS = SESSION_TIMEOUT_MS + 5_000;
 const EVENTS_PER_SECOND = 60;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function partitionOf(orderId: string): number {
   return (murmur2(orderId) & 0x7fffffff) % PARTITIONS;
